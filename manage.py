@@ -1,0 +1,27 @@
+#!/usr/bin/env python
+"""Django's command-line utility for Knowledge Belt."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    from portal.boot import load_settings_or_exit
+
+    load_settings_or_exit()
+    from django.core.management import execute_from_command_line
+    from django.db.utils import OperationalError
+
+    from portal.embedded import EmbeddedServiceError
+
+    try:
+        execute_from_command_line(sys.argv)
+    except (OperationalError, EmbeddedServiceError) as exc:
+        # One line instead of a driver traceback: the usual cause is configuration.
+        sys.stderr.write(f"knowledge-belt: {str(exc).strip().splitlines()[0]}\n")
+        raise SystemExit(2) from None
+
+
+if __name__ == "__main__":
+    main()

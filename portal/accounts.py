@@ -1,0 +1,34 @@
+"""The first admin account, created by the run command on a fresh installation."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+
+
+@dataclass(frozen=True)
+class FirstAdmin:
+    username: str
+    password: str | None  # set only when it was generated now and must be shown once
+
+
+def ensure_first_admin() -> FirstAdmin | None:
+    """Create the first superuser if there is none; returns it, or None when one exists.
+
+    The password comes from ``KB_ADMIN_PASSWORD``; without it a random one is generated and
+    returned so the caller can print it once (it is stored only as a hash).
+    """
+    users = get_user_model()
+    if users.objects.filter(is_superuser=True).exists():
+        return None
+    password = settings.ADMIN_PASSWORD or secrets.token_urlsafe(12)
+    users.objects.create_superuser(
+        username=settings.ADMIN_USERNAME, email=settings.ADMIN_EMAIL, password=password
+    )
+    return FirstAdmin(
+        username=settings.ADMIN_USERNAME,
+        password=None if settings.ADMIN_PASSWORD else password,
+    )

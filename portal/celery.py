@@ -1,0 +1,22 @@
+"""The Celery application. Tasks live in each app's ``tasks.py``; JSON only, never pickle."""
+
+from __future__ import annotations
+
+from celery import Celery, signals
+
+from portal.boot import load_settings_or_exit
+
+load_settings_or_exit()
+
+app = Celery("portal")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()
+
+
+@signals.celeryd_init.connect
+def _start_embedded_services(**_: object) -> None:
+    # The worker talks to the broker before it touches the database, so it takes its lease
+    # on the embedded servers here rather than on its first database connection.
+    from portal.services_layout import acquire_services
+
+    acquire_services()

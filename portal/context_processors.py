@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+from django.http import HttpRequest
+from django.urls import NoReverseMatch, reverse
+
+# (url name, label, staff only)
+NAVIGATION = [
+    ("home", "Ask", False),
+    ("documents", "Documents", False),
+    ("versions", "Versions", False),
+    ("feedback", "Feedback", True),
+    ("journal", "Journal", True),
+]
+
+
+def portal(request: HttpRequest) -> dict[str, object]:
+    """Navigation for the base layout: pages the user may open, the current one marked."""
+    user = getattr(request, "user", None)
+    is_staff = bool(user and user.is_authenticated and user.is_staff)
+    items = []
+    for name, label, staff_only in NAVIGATION:
+        if staff_only and not is_staff:
+            continue
+        try:
+            url = reverse(name)
+        except NoReverseMatch:
+            continue  # a page of an app that is not installed
+        current = request.path == url or (url != "/" and request.path.startswith(url))
+        items.append({"url": url, "label": label, "current": current})
+    return {"nav_items": items, "is_staff": is_staff}

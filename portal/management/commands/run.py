@@ -1,0 +1,203 @@
+"""Run the whole portal: embedded services, migrations, first admin, web server and worker.
+
+Ctrl-C (or SIGTERM) stops every process this command started, in order: web server and worker
+first, then Redis and PostgreSQL (through the lease in ``portal.embedded``). Running it again
+keeps all data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from typing import Any
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from portal.accounts import ensure_first_admin
+from portal.services_layout import acquire_services
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    # Runs in the child between fork and exec: if this supervisor is killed outright, the
+    # kernel sends SIGTERM to the child, so no web server or worker is left behind.
+    with contextlib.suppress(OSError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+class Command(BaseCommand):
+    help = "Run the portal (web server + Celery worker) on the embedded or configured services."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--host", default=settings.RUN_HOST)
+        parser.add_argument("--port", type=int, default=settings.RUN_PORT)
+        parser.add_argument("--no-worker", action="store_true", help="web server only")
+        parser.add_argument(
+            "--no-demo", action="store_true", help="do not load the demo knowledge base"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        self._children: list[tuple[str, subprocess.Popen[bytes]]] = []
+        self._stopping = False
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
+
+        self._say(
+            "Starting services"
+            + (" (embedded PostgreSQL and Redis)" if settings.EMBEDDED_POSTGRES else "")
+        )
+        acquire_services()
+        call_command("migrate", interactive=False, verbosity=0)
+        self._first_admin()
+        if settings.DEMO_KNOWLEDGE_BASE and not options["no_demo"]:
+            self._load_demo()
+
+        url = f"http://{options['host']}:{options['port']}/"
+        self._spawn("web", self._web_command(options["host"], options["port"]))
+        if not options["no_worker"]:
+            self._spawn("worker", self._worker_command())
+        self._wait_until_up(url)
+        self._say(f"Knowledge Belt is running at {url}  (Ctrl-C stops everything)")
+        try:
+            self._supervise()
+        finally:
+            self._shutdown()
+
+    # ------------------------------------------------------------------------------------------
+
+    def _say(self, text: str) -> None:
+        self.stdout.write(text)
+        self.stdout.flush()
+
+    def _first_admin(self) -> None:
+        admin = ensure_first_admin()
+        if admin is None:
+            return
+        if admin.password:
+            self._say(
+                f"Created the first admin account: user '{admin.username}', password '{admin.password}'"
+                "\n  (shown once; set KB_ADMIN_PASSWORD to choose it, change it on the admin page)"
+            )
+        else:
+            self._say(
+                f"Created the first admin account '{admin.username}' (password from KB_ADMIN_PASSWORD)"
+            )
+
+    def _load_demo(self) -> None:
+        try:
+            from knowledge.demo import load_demo_knowledge_base
+        except ImportError:
+            return
+        message = load_demo_knowledge_base()
+        if message:
+            self._say(message)
+
+    def _web_command(self, host: str, port: int) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "portal.asgi:application",
+            "--host",
+            host,
+            "--port",
+            str(port),
+            "--workers",
+            str(settings.RUN_WEB_WORKERS),
+            "--no-access-log",
+            "--lifespan",
+            "off",
+            "--timeout-graceful-shutdown",
+            "5",
+        ]
+
+    def _worker_command(self) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "portal.celery",
+            "worker",
+            "--loglevel",
+            "WARNING",
+            "--concurrency",
+            str(settings.CELERY_WORKER_CONCURRENCY),
+            "--hostname",
+            f"kb-worker-{os.getpid()}@%h",
+            "--beat",
+            "--schedule",
+            str(settings.DATA_DIR / "celerybeat-schedule"),
+        ]
+
+    def _spawn(self, name: str, command: list[str]) -> None:
+        process = subprocess.Popen(
+            command, cwd=settings.BASE_DIR, start_new_session=True, preexec_fn=_die_with_parent
+        )
+        self._children.append((name, process))
+
+    def _wait_until_up(self, url: str, timeout: float = 90) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not self._stopping:
+            for name, process in self._children:
+                if process.poll() is not None:
+                    raise CommandError(f"the {name} process exited with code {process.returncode}")
+            try:
+                with urllib.request.urlopen(url + "login/", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.3)
+        if not self._stopping:
+            raise CommandError(f"the web server did not answer at {url} within {timeout:.0f} s")
+
+    def _supervise(self) -> None:
+        while not self._stopping:
+            for name, process in self._children:
+                if process.poll() is not None:
+                    self.stderr.write(
+                        f"the {name} process exited with code {process.returncode}; stopping"
+                    )
+                    return
+            time.sleep(0.5)
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        if self._stopping:
+            return
+        self._stopping = True
+        self._say("\nStopping…")
+
+    def _shutdown(self) -> None:
+        self._stopping = True
+        for _, process in self._children:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        for name, process in self._children:
+            try:
+                process.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                # The worker's warm shutdown waits for a running ingest; the task is acked late,
+                # so killing it here only means it runs again on the next start.
+                self.stderr.write(f"the {name} process did not stop in time; killing it")
+                process.kill()
+                process.wait()
+        # Releasing the lease stops Redis and PostgreSQL if nobody else uses them.
+        from django.db import connections
+
+        from portal.embedded import release
+        from portal.services_layout import embedded_layout
+
+        connections.close_all()
+        if settings.EMBEDDED_POSTGRES or settings.EMBEDDED_REDIS:
+            release(embedded_layout())
+        self._say("Stopped.")

@@ -1,0 +1,215 @@
+"""Django settings, read from environment variables (see deploy/.env.example for every one)."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+from portal.env import (
+    database_from_url,
+    env_bool,
+    env_choice,
+    env_int,
+    env_list,
+    env_path,
+    env_str,
+    env_url,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+# --- where the portal keeps its files --------------------------------------------------------
+DATA_DIR = env_path("KB_DATA_DIR", BASE_DIR / "var")
+MEDIA_ROOT = env_path("KB_MEDIA_DIR", DATA_DIR / "files")
+MEDIA_URL = "/files/"  # never served directly: downloads go through a permission-checked view
+
+
+def _secret_key() -> str:
+    key = env_str("DJANGO_SECRET_KEY")
+    if key:
+        return key
+    # A local checkout gets a random key kept in the data folder, so sessions survive restarts.
+    key_file = DATA_DIR / "secret_key"
+    if key_file.exists():
+        return key_file.read_text().strip()
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(50)
+    key_file.write_text(key)
+    key_file.chmod(0o600)
+    return key
+
+
+DEBUG = env_bool("KB_DEBUG", False)
+SECRET_KEY = _secret_key()
+ALLOWED_HOSTS = env_list("KB_ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = env_list("KB_CSRF_TRUSTED_ORIGINS", [])
+
+# --- HTTPS (production behind a TLS-terminating proxy) ---------------------------------------
+SECURE = env_bool("KB_SECURE", False)
+if SECURE:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env_bool("KB_SSL_REDIRECT", True)
+    SECURE_HSTS_SECONDS = env_int("KB_HSTS_SECONDS", 31536000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = env_bool("KB_HSTS_PRELOAD", False)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+# An internal host name cannot be on the browsers' HSTS preload list, so the warning that asks
+# for SECURE_HSTS_PRELOAD is silenced unless KB_HSTS_PRELOAD turns preloading on.
+SILENCED_SYSTEM_CHECKS = [] if env_bool("KB_HSTS_PRELOAD", False) else ["security.W021"]
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_AGE = env_int("KB_SESSION_HOURS", 12, minimum=1) * 3600
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "django_htmx",
+    "template_partials",
+    "portal",
+    "knowledge",
+    "chat",
+    "feedback",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+]
+
+ROOT_URLCONF = "portal.urls"
+ASGI_APPLICATION = "portal.asgi.application"
+WSGI_APPLICATION = "portal.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "portal.context_processors.portal",
+            ],
+        },
+    }
+]
+
+# --- database: an external server through DATABASE_URL, or the embedded one ------------------
+DATABASE_URL = env_url("DATABASE_URL", ("postgres", "postgresql"))
+EMBEDDED_POSTGRES = not DATABASE_URL
+REDIS_URL = env_url("REDIS_URL", ("redis", "rediss", "unix"))
+EMBEDDED_REDIS = not REDIS_URL
+EMBEDDED_REDIS_PORT = env_int("KB_REDIS_PORT", 6390, minimum=1, maximum=65535)
+EMBEDDED_FAST_UNSAFE = env_bool("KB_EMBEDDED_FAST_UNSAFE", False)  # tests only: fsync off
+
+DB_NAME = env_str("KB_DB_NAME", "knowledge_belt")
+if DATABASE_URL:
+    _db = database_from_url("DATABASE_URL", DATABASE_URL)
+else:
+    from portal.embedded import PG_PORT, PG_SUPERUSER
+
+    _db = {
+        "NAME": DB_NAME,
+        "USER": PG_SUPERUSER,
+        "PASSWORD": "",
+        "HOST": "",  # filled in by the backend from the embedded layout
+        "PORT": str(PG_PORT),
+        "OPTIONS": {},
+    }
+# Our backend starts the embedded server on the first connection (and only then).
+_db["ENGINE"] = "portal.dbbackend"
+_db["CONN_MAX_AGE"] = env_int("KB_DB_CONN_MAX_AGE", 60, minimum=0)
+_db["CONN_HEALTH_CHECKS"] = True
+_db["TEST"] = {"NAME": env_str("KB_TEST_DB_NAME", "test_knowledge_belt")}
+DATABASES = {"default": _db}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+if EMBEDDED_REDIS:
+    REDIS_URL = f"redis://127.0.0.1:{EMBEDDED_REDIS_PORT}/0"
+
+# --- Celery ----------------------------------------------------------------------------------
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message to be redelivered
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("KB_TASK_VISIBILITY_SECONDS", 3600)
+}
+CELERY_WORKER_CONCURRENCY = env_int("KB_WORKER_CONCURRENCY", 2, minimum=1)
+CELERY_TASK_ALWAYS_EAGER = False
+
+# --- auth ------------------------------------------------------------------------------------
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+ADMIN_USERNAME = env_str("KB_ADMIN_USER", "admin")
+ADMIN_PASSWORD = env_str("KB_ADMIN_PASSWORD")
+ADMIN_EMAIL = env_str("KB_ADMIN_EMAIL", "admin@localhost")
+
+# --- web server (the run command) ------------------------------------------------------------
+RUN_HOST = env_str("KB_HOST", "127.0.0.1")
+RUN_PORT = env_int("KB_PORT", 8000, minimum=1, maximum=65535)
+RUN_WEB_WORKERS = env_int("KB_WEB_WORKERS", 1, minimum=1)
+
+# --- static files ----------------------------------------------------------------------------
+STATIC_URL = "/static/"
+STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise expects it even when empty
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True  # a checkout works without collectstatic
+WHITENOISE_AUTOREFRESH = DEBUG
+
+LANGUAGE_CODE = env_str("KB_LANGUAGE", "ru")
+LANGUAGES = [("ru", "Русский"), ("en", "English")]
+TIME_ZONE = env_str("KB_TIME_ZONE", "Europe/Moscow")
+USE_I18N = True
+USE_TZ = True
+
+# --- demo knowledge base -----------------------------------------------------------------------
+DEMO_KNOWLEDGE_BASE = env_bool("KB_DEMO", True)
+DEMO_CORPUS_DIR = env_path("KB_DEMO_CORPUS", BASE_DIR.parent / "shared" / "corpus")
+
+LOG_LEVEL = env_choice("KB_LOG_LEVEL", "info", ("debug", "info", "warning", "error"))
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL.upper()},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        "celery": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+    },
+}

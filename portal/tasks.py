@@ -1,0 +1,14 @@
+"""Portal-level Celery tasks."""
+
+from __future__ import annotations
+
+from portal.celery import app
+
+
+@app.task(name="portal.heartbeat", ignore_result=True)
+def heartbeat(token: str = "") -> None:
+    """Record that a worker picked up and ran a task (used by health checks and tests)."""
+    from portal.models import WorkerHeartbeat
+
+    hostname = heartbeat.request.hostname or "unknown"
+    WorkerHeartbeat.objects.update_or_create(worker=hostname, defaults={"token": token})

@@ -1,0 +1,241 @@
+"""Shared fixtures: personas, a real Celery worker, the real web server, a headless browser.
+
+Everything runs on real services: the session's embedded PostgreSQL (pgvector) and Redis, a
+Celery worker process over that Redis, uvicorn serving the ASGI application, Debian's Chromium.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = Path(os.environ.get("KB_ARTIFACTS_DIR", ROOT / "artifacts"))
+PASSWORD = "correct-horse-battery-staple"
+
+
+# --- personas: alice the admin, bob a reader, eve outside ---------------------------------------
+
+
+@pytest.fixture
+def alice(django_user_model):
+    return django_user_model.objects.create_superuser("alice", "alice@example.com", PASSWORD)
+
+
+@pytest.fixture
+def bob(django_user_model):
+    return django_user_model.objects.create_user("bob", "bob@example.com", PASSWORD)
+
+
+@pytest.fixture
+def eve(django_user_model):
+    return django_user_model.objects.create_user("eve", "eve@example.com", PASSWORD)
+
+
+# --- subprocesses on the test database ------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """Environment for a child process that must see the test database, not the dev one."""
+    env = dict(os.environ)
+    env["KB_DB_NAME"] = connection.settings_dict["NAME"]
+    env.update(extra)
+    return env
+
+
+class WorkerProcess:
+    """A real Celery worker process (prefork pool) on the session's Redis and test database."""
+
+    def __init__(self, name: str, concurrency: int = 1, log_dir: Path | None = None) -> None:
+        self.name = name
+        self.log_path = (log_dir or ARTIFACTS / "logs") / f"worker-{name}.log"
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "portal.celery",
+                "worker",
+                "--pool",
+                "prefork",
+                "--concurrency",
+                str(concurrency),
+                "--loglevel",
+                "INFO",
+                "--hostname",
+                f"{name}@%h",
+                "--without-mingle",
+                "--without-gossip",
+            ],
+            cwd=ROOT,
+            env=subprocess_env(),
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.wait_ready()
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        from portal.celery import app
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"worker exited: {self.log_path.read_text()[-2000:]}")
+            replies = app.control.ping(timeout=0.5)
+            if any(self.name in next(iter(reply)) for reply in replies):
+                return
+        raise RuntimeError(f"worker {self.name} did not answer a ping; log: {self.log_path}")
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group: the worker and its pool children, mid-task."""
+        os.killpg(self.process.pid, 9)
+        self.process.wait()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, 15)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, 9)
+                self.process.wait()
+        self._log.close()
+
+
+@pytest.fixture
+def worker(transactional_db) -> Iterator[WorkerProcess]:
+    """A fresh worker for one test; tests using it see committed rows only (transactional_db)."""
+    process = WorkerProcess(f"w{os.getpid()}-{time.monotonic_ns() % 10**6}")
+    yield process
+    process.stop()
+
+
+class PortalServer:
+    """uvicorn serving the real ASGI application on a free loopback port."""
+
+    def __init__(self, **env: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = ARTIFACTS / "logs" / f"web-{self.port}.log"
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "portal.asgi:application",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--lifespan",
+                "off",
+                "--no-access-log",
+            ],
+            cwd=ROOT,
+            env=subprocess_env(**env),
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self._wait()
+
+    def _wait(self, timeout: float = 60) -> None:
+        import urllib.request
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"web server exited: {self.log_path.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(self.url + "/login/", timeout=2):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        raise RuntimeError("web server did not start")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, 15)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, 9)
+        self._log.close()
+
+
+@pytest.fixture
+def portal_server(transactional_db) -> Iterator[PortalServer]:
+    server = PortalServer()
+    yield server
+    server.stop()
+
+
+# --- browser --------------------------------------------------------------------------------------
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="session")
+def _browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(_browser):
+    context = _browser.new_context(viewport={"width": 1280, "height": 860}, locale="ru-RU")
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    yield page
+    context.close()
+
+
+def screenshot(page, name: str) -> Path:
+    """Save a full-page screenshot as a CI artifact under artifacts/screenshots/."""
+    path = ARTIFACTS / "screenshots" / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def login(page, server_url: str, username: str, password: str = PASSWORD) -> None:
+    page.goto(server_url + "/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("button[type=submit]")
+    page.wait_for_url(lambda url: "/login/" not in url)

@@ -1,0 +1,125 @@
+"""The run command as a user runs it: start, log in, Ctrl-C, nothing left behind, data kept."""
+
+from __future__ import annotations
+
+import http.cookiejar
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.conftest import ROOT, free_port
+
+pytestmark = pytest.mark.skipif(
+    bool(os.environ.get("DATABASE_URL")), reason="exercises the embedded services"
+)
+
+
+class RunningPortal:
+    def __init__(self, data_dir: Path, port: int, redis_port: int) -> None:
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("KB_", "DJANGO_ALLOW")) and k not in ("DATABASE_URL", "REDIS_URL")
+        }
+        env.update(
+            KB_DATA_DIR=str(data_dir),
+            KB_PORT=str(port),
+            KB_REDIS_PORT=str(redis_port),
+            KB_DEMO="0",
+            KB_ADMIN_PASSWORD="first-admin-pass-42",
+            KB_WORKER_CONCURRENCY="1",
+        )
+        self.url = f"http://127.0.0.1:{port}"
+        self.output: list[str] = []
+        # A new session, as a terminal gives a foreground job: Ctrl-C reaches the whole group.
+        self.process = subprocess.Popen(
+            [sys.executable, "manage.py", "run"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 180
+        for line in self.process.stdout:
+            self.output.append(line)
+            if "is running at" in line:
+                return
+            if time.monotonic() > deadline:
+                break
+        raise AssertionError("the portal did not start:\n" + "".join(self.output))
+
+    def descendants(self) -> list[psutil.Process]:
+        return psutil.Process(self.process.pid).children(recursive=True)
+
+    def ctrl_c(self) -> None:
+        os.killpg(self.process.pid, signal.SIGINT)
+        rest, _ = self.process.communicate(timeout=90)
+        self.output.append(rest)
+
+
+def _login(url: str, username: str, password: str) -> str:
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    html = opener.open(url + "/login/").read().decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
+    data = urllib.parse.urlencode(
+        {"csrfmiddlewaretoken": token, "username": username, "password": password}
+    ).encode()
+    request = urllib.request.Request(
+        url + "/login/", data=data, headers={"Referer": url + "/login/"}
+    )
+    return opener.open(request).read().decode()
+
+
+def _postgres_pid(data_dir: Path) -> int | None:
+    pid_file = data_dir / "postgres" / "postmaster.pid"
+    return int(pid_file.read_text().split()[0]) if pid_file.exists() else None
+
+
+def _redis_pid(data_dir: Path) -> int | None:
+    pid_file = data_dir / "redis" / "redis.pid"
+    return int(pid_file.read_text().strip()) if pid_file.exists() else None
+
+
+def test_run_command_starts_serves_login_and_ctrl_c_leaves_nothing_behind(tmp_path):
+    data_dir = tmp_path / "portal-data"
+    port, redis_port = free_port(), free_port()
+
+    portal = RunningPortal(data_dir, port, redis_port)
+    try:
+        assert "Created the first admin account 'admin'" in "".join(portal.output)
+        page = _login(portal.url, "admin", "first-admin-pass-42")
+        assert "Log out" in page and "admin" in page
+        started = [p.pid for p in portal.descendants()]
+        postgres_pid, redis_pid = _postgres_pid(data_dir), _redis_pid(data_dir)
+        assert postgres_pid and psutil.pid_exists(postgres_pid)
+        assert redis_pid and psutil.pid_exists(redis_pid)
+        assert any("celery" in " ".join(psutil.Process(p).cmdline()) for p in started)
+        assert any("uvicorn" in " ".join(psutil.Process(p).cmdline()) for p in started)
+    finally:
+        portal.ctrl_c()
+
+    time.sleep(1)
+    for pid in [*started, postgres_pid, redis_pid]:
+        alive = psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        assert not alive, f"process {pid} is still running after Ctrl-C"
+    assert "Stopped." in "".join(portal.output)
+
+    # A second start keeps the data: same admin, no new password printed.
+    again = RunningPortal(data_dir, port, redis_port)
+    try:
+        assert "Created the first admin" not in "".join(again.output)
+        assert "Log out" in _login(again.url, "admin", "first-admin-pass-42")
+    finally:
+        again.ctrl_c()
