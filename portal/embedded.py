@@ -296,7 +296,7 @@ def start_postgres(layout: EmbeddedLayout) -> None:
         raise EmbeddedServiceError(
             f"the embedded PostgreSQL did not start ({_last_line(_tail(log_file))}); see {log_file}"
         )
-    logger.info("embedded PostgreSQL started in %s", layout.pgdata)
+    logger.debug("embedded PostgreSQL started in %s", layout.pgdata)
 
 
 def stop_postgres(layout: EmbeddedLayout) -> None:
@@ -416,7 +416,7 @@ def start_redis(layout: EmbeddedLayout) -> None:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if redis_running(layout):
-            logger.info("embedded Redis started on 127.0.0.1:%s", layout.redis_port)
+            logger.debug("embedded Redis started on 127.0.0.1:%s", layout.redis_port)
             return
         time.sleep(0.05)
     raise EmbeddedServiceError(

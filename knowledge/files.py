@@ -1,0 +1,35 @@
+"""Walking folders for documents (CLI, drop folder, demo knowledge base)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from django.conf import settings
+
+from knowledge.registration import SUPPORTED_SUFFIXES
+
+SKIPPED_NAMES: set[str] = set()
+
+
+def iter_document_files(root: Path) -> Iterator[tuple[Path, str, str]]:
+    """(path, path relative to root, problem) for every candidate file, sorted.
+
+    ``problem`` is a plain-words reason to refuse the file before reading it (too big), or "".
+    Hidden files, files of unsupported types and tables of contents are not candidates.
+    """
+    limit = settings.MAX_UPLOAD_MB * 1024 * 1024
+    files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+    for path in files:
+        relative = path.name if root.is_file() else path.relative_to(root).as_posix()
+        if any(part.startswith(".") for part in Path(relative).parts):
+            continue
+        if path.suffix.lower() not in SUPPORTED_SUFFIXES or path.name in SKIPPED_NAMES:
+            continue
+        size = path.stat().st_size
+        problem = ""
+        if size > limit:
+            problem = (
+                f"The file is {size / 1024 / 1024:.0f} MB; the limit is {settings.MAX_UPLOAD_MB} MB"
+            )
+        yield path, relative, problem

@@ -1,0 +1,128 @@
+"""``manage.py ingest PATH... [--source NAME] [--json] [--versions]``.
+
+Registers files and folders through the same service as the upload button and runs the same
+ingest service in this process (no worker needed), with a progress bar.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from knowledge.batch import plan_files, register_planned
+from knowledge.ingest import ingest_version
+from knowledge.models import DocumentVersion, Source
+from knowledge.registration import get_or_create_source
+
+
+class Command(BaseCommand):
+    help = "Ingest files and folders into the knowledge base (in this process) and report."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("paths", nargs="+", type=Path)
+        parser.add_argument("--source", default="", help="source name (default: the folder's name)")
+        parser.add_argument("--kind", default="", choices=["", *Source.Kind.values])
+        parser.add_argument("--base-url", default="", help="a page's link = base URL + its path")
+        parser.add_argument(
+            "--versions",
+            action="store_true",
+            help="the files are versions of one document each (grouped by name without the date; "
+            "ordered by the folder's ORDER.txt, else as given)",
+        )
+        parser.add_argument("--document", default="", help="with --versions: the document's path")
+        parser.add_argument("--force", action="store_true", help="re-ingest unchanged versions too")
+        parser.add_argument("--json", action="store_true", help="print a machine-readable summary")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        paths: list[Path] = [p.expanduser().resolve() for p in options["paths"]]
+        for path in paths:
+            if not path.exists():
+                raise CommandError(f"{path}: no such file or folder")
+        source = self._source(paths, options)
+        planned = plan_files(paths, as_versions=options["versions"], document=options["document"])
+        if not planned:
+            raise CommandError("no supported files (.docx .pdf .xlsx .md .markdown .txt) found")
+        started = time.perf_counter()
+        rows = self._run(source, planned, force=options["force"], quiet=options["json"])
+        summary = self._summary(source, rows, time.perf_counter() - started)
+        if options["json"]:
+            self.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2))
+        else:
+            self._print(summary)
+
+    def _source(self, paths: list[Path], options: dict[str, Any]) -> Source:
+        name = options["source"] or (paths[0].name if paths[0].is_dir() else "Uploads")
+        defaults: dict[str, Any] = {"root_path": str(paths[0])}
+        if options["kind"]:
+            defaults["kind"] = options["kind"]
+        if options["base_url"]:
+            defaults["base_url"] = options["base_url"]
+        source = get_or_create_source(name, **defaults)
+        if options["base_url"] and source.base_url != options["base_url"]:
+            Source.objects.filter(pk=source.pk).update(base_url=options["base_url"])
+        return source
+
+    def _run(self, source: Source, planned, *, force: bool, quiet: bool) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        bar = tqdm(planned, unit="file", disable=quiet, dynamic_ncols=True)
+        for item in bar:
+            bar.set_postfix_str(item.path.name[-40:])
+            row: dict[str, Any] = {"file": str(item.path), "document": item.document_path}
+            if item.problem:
+                rows.append({**row, "status": "refused", "error": item.problem, "created": False})
+                continue
+            registration = register_planned(source, item, via="cli", enqueue=False)
+            version = registration.version
+            result = ingest_version(version.pk, force=force)
+            version.refresh_from_db()
+            rows.append(
+                {
+                    **row,
+                    "created": registration.created,
+                    "document_id": registration.document.pk,
+                    "version_id": version.pk,
+                    "version": version.number,
+                    "label": version.display_label,
+                    "status": version.status,
+                    "chunks": version.chunk_count,
+                    "error": version.error,
+                    "skipped": result.status == "skipped",
+                    "timings": version.timings,
+                }
+            )
+        return rows
+
+    def _summary(
+        self, source: Source, rows: list[dict[str, Any]], seconds: float
+    ) -> dict[str, Any]:
+        def count(status: str) -> int:
+            return sum(1 for r in rows if r["status"] == status)
+
+        return {
+            "source": {"id": source.pk, "name": source.name},
+            "files": len(rows),
+            "new_versions": sum(1 for r in rows if r.get("created")),
+            "unchanged": sum(1 for r in rows if not r.get("created") and r["status"] != "refused"),
+            "ready": count(DocumentVersion.Status.READY),
+            "failed": count(DocumentVersion.Status.FAILED),
+            "refused": count("refused"),
+            "chunks": sum(r.get("chunks", 0) for r in rows if r.get("created")),
+            "seconds": round(seconds, 2),
+            "documents": rows,
+        }
+
+    def _print(self, summary: dict[str, Any]) -> None:
+        self.stdout.write(
+            f"{summary['source']['name']}: {summary['files']} files, {summary['new_versions']} new "
+            f"versions, {summary['unchanged']} unchanged, {summary['ready']} ready, "
+            f"{summary['failed']} failed, {summary['refused']} refused; {summary['chunks']} chunks "
+            f"in {summary['seconds']:.1f} s"
+        )
+        for row in summary["documents"]:
+            if row["status"] in ("failed", "refused"):
+                self.stdout.write(self.style.ERROR(f"  {row['document']}: {row['error']}"))

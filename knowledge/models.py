@@ -1,0 +1,232 @@
+"""Sources, documents, versions and chunks: the knowledge base.
+
+Source -> Document (stable identity: a path or external id inside the source) -> DocumentVersion
+(the bytes of one upload, deduplicated by sha256, with status and progress) -> Chunk (a piece
+of the parsed text with its heading path, section number, block type and vectors). Only the
+newest ready version of each document is searched (``Chunk.searchable``) unless a question or
+filter names another version.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from django.db.models import Q
+from pgvector.django import SparseVectorField, VectorField
+
+from knowledge.querysets import ChunkQuerySet, DocumentQuerySet, SourceQuerySet, VersionQuerySet
+
+
+class Source(models.Model):
+    class Kind(models.TextChoices):
+        WIKI = "wiki", "Wiki"
+        SPECS = "specs", "Specifications"
+        CHECKLISTS = "checklists", "Checklists"
+        TRACKER = "tracker", "Tracker"
+        UPLOADS = "uploads", "Uploads"
+        FOLDER = "folder", "Drop folder"
+
+    name = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.UPLOADS)
+    description = models.TextField(blank=True)
+    base_url = models.CharField(
+        max_length=500, blank=True, help_text="A page's link is this URL joined with its path."
+    )
+    root_path = models.CharField(
+        max_length=1000, blank=True, help_text="Folder this source was loaded or synced from."
+    )
+    priority = models.PositiveSmallIntegerField(
+        default=1,
+        help_text="Cascade tier: tier 1 is searched first, the next only if it finds nothing.",
+    )
+    prefer_fresh = models.BooleanField(
+        default=False, help_text="Break score ties in favour of the newer document."
+    )
+    is_public = models.BooleanField(default=True, help_text="Every signed-in user may read it.")
+    readers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="+")
+    reader_groups = models.ManyToManyField("auth.Group", blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = SourceQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["priority", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Document(models.Model):
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="documents")
+    path = models.CharField(max_length=1000, help_text="Path or external id inside the source.")
+    title = models.CharField(max_length=500)
+    language = models.CharField(max_length=20, default="simple")
+    current_version = models.ForeignKey(
+        "DocumentVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    removed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = DocumentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["source__priority", "title"]
+        constraints = [
+            models.UniqueConstraint(fields=["source", "path"], name="document_unique_path")
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class DocumentVersion(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        PARSING = "parsing", "Parsing"
+        EMBEDDING = "embedding", "Embedding"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
+    ACTIVE = (Status.PARSING, Status.EMBEDDING)
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField(help_text="Order inside the document: 1 is the oldest.")
+    label = models.CharField(max_length=200, blank=True)
+    label_date = models.DateField(null=True, blank=True)
+    sha256 = models.CharField(max_length=64)
+    file = models.FileField(upload_to="", max_length=500)
+    filename = models.CharField(max_length=500)
+    size = models.BigIntegerField(default=0)
+    format = models.CharField(max_length=20, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    progress = models.PositiveSmallIntegerField(default=0)
+    stage = models.CharField(max_length=100, blank=True)
+    error = models.TextField(blank=True)
+    parsed = models.JSONField(null=True, blank=True, editable=False)
+    block_count = models.PositiveIntegerField(default=0)
+    chunk_count = models.PositiveIntegerField(default=0)
+    table_count = models.PositiveIntegerField(default=0)
+    page_count = models.PositiveIntegerField(default=0)
+    timings = models.JSONField(default=dict, blank=True)
+    embedding_model = models.CharField(max_length=200, blank=True)
+    added_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    added_via = models.CharField(max_length=20, default="upload")
+    claim_token = models.CharField(max_length=32, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    ready_at = models.DateTimeField(null=True, blank=True)
+
+    objects = VersionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["document", "number"]
+        get_latest_by = "number"
+        constraints = [
+            # Same bytes twice never make a second version of one document.
+            models.UniqueConstraint(fields=["document", "sha256"], name="version_unique_bytes"),
+            models.UniqueConstraint(fields=["document", "number"], name="version_unique_number"),
+        ]
+        indexes = [models.Index(fields=["status", "heartbeat_at"], name="version_status_beat")]
+
+    def __str__(self) -> str:
+        return f"{self.document} · {self.display_label}"
+
+    @property
+    def display_label(self) -> str:
+        return self.label or f"v{self.number}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE
+
+
+class Chunk(models.Model):
+    class BlockType(models.TextChoices):
+        TEXT = "text", "Text"
+        TABLE = "table", "Table"
+        TEST_CASE = "test_case", "Test case"
+        LIST = "list", "List"
+        CODE = "code", "Code"
+
+    version = models.ForeignKey(DocumentVersion, on_delete=models.CASCADE, related_name="chunks")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveIntegerField()
+    text = models.TextField()
+    heading_path = ArrayField(models.CharField(max_length=500), default=list, blank=True)
+    section = models.CharField(max_length=50, blank=True)
+    sections = ArrayField(models.CharField(max_length=50), default=list, blank=True)
+    block_type = models.CharField(max_length=20, choices=BlockType.choices, default=BlockType.TEXT)
+    block_start = models.PositiveIntegerField(default=0)
+    block_end = models.PositiveIntegerField(default=0)
+    page = models.PositiveIntegerField(null=True, blank=True)
+    sheet = models.CharField(max_length=200, blank=True)
+    row_start = models.PositiveIntegerField(null=True, blank=True)
+    row_end = models.PositiveIntegerField(null=True, blank=True)
+    meta = models.JSONField(default=dict, blank=True)
+    token_count = models.PositiveIntegerField(default=0)
+    language = models.CharField(max_length=20, default="simple")
+    # No fixed dimension: each embedding model gets its own partial HNSW index on an
+    # expression cast to its dimension (see knowledge.vector_index).
+    embedding = VectorField(null=True, blank=True)
+    sparse = SparseVectorField(null=True, blank=True)
+    embedding_model = models.CharField(max_length=200, blank=True)
+    search_vector = SearchVectorField(null=True, editable=False)
+    lexeme_count = models.PositiveIntegerField(default=0)  # BM25 length: lexemes in search_vector
+    searchable = models.BooleanField(default=False)
+
+    objects = ChunkQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["version", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["version", "position"], name="chunk_unique_position")
+        ]
+        indexes = [
+            GinIndex(fields=["search_vector"], name="chunk_search_vector"),
+            models.Index(fields=["document", "searchable"], name="chunk_document_searchable"),
+            models.Index(
+                fields=["source", "block_type"],
+                name="chunk_searchable_source",
+                condition=Q(searchable=True),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.version} #{self.position}"
+
+    @property
+    def heading(self) -> str:
+        return " › ".join(self.heading_path)
+
+
+class TermStat(models.Model):
+    """Document frequency of a lexeme over the searchable chunks (BM25's IDF).
+
+    PostgreSQL's full-text ranking has no IDF; this table keeps it, updated in the same
+    transaction that makes chunks searchable or not (``knowledge.termstats``).
+    """
+
+    lexeme = models.TextField(primary_key=True)
+    df = models.IntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.lexeme}: {self.df}"
+
+
+class CorpusStat(models.Model):
+    """Totals over the searchable chunks: their number and summed length (BM25's avgdl)."""
+
+    key = models.CharField(max_length=50, primary_key=True)
+    chunks = models.BigIntegerField(default=0)
+    total_length = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.chunks} chunks"

@@ -1,0 +1,45 @@
+"""From bytes to a ParsedDocument: detect the format by content, then run its parser."""
+
+from __future__ import annotations
+
+from knowledge.parsing.base import ParsedDocument, ParseError, Parser, detect_language
+from knowledge.parsing.detect import detect_format
+
+
+def parser_for(fmt: str) -> Parser:
+    # Imported lazily: a worker that never sees a PDF never loads PyMuPDF.
+    if fmt == "docx":
+        from knowledge.parsing.docx import DocxParser
+
+        return DocxParser()
+    if fmt == "pdf":
+        from knowledge.parsing.pdf import PdfParser
+
+        return PdfParser()
+    if fmt == "xlsx":
+        from knowledge.parsing.xlsx import XlsxParser
+
+        return XlsxParser()
+    if fmt == "markdown":
+        from knowledge.parsing.markdown import MarkdownParser
+
+        return MarkdownParser()
+    if fmt == "text":
+        from knowledge.parsing.text import TextParser
+
+        return TextParser()
+    raise ParseError(f"No parser for the format {fmt!r}")
+
+
+def parse_document(data: bytes, filename: str) -> ParsedDocument:
+    """Parse ``data``; ParseError (plain words) for anything that is not a readable document."""
+    detected = detect_format(data, filename)
+    document = parser_for(detected.format).parse(data, filename=filename)
+    if not any(block.text.strip() for block in document.blocks if block.kind != "heading"):
+        raise ParseError("The document contains no text")
+    if detected.warning:
+        document.warnings.append(detected.warning)
+    document.metadata["format"] = detected.format
+    if document.language == "simple":
+        document.language = detect_language(" ".join(b.text for b in document.blocks[:400]))
+    return document

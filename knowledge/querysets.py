@@ -1,0 +1,64 @@
+"""Read rules for the knowledge base; every permission check on sources lives here."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from django.db import models
+from django.db.models import Q
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+
+def _source_filter(user: AbstractBaseUser | AnonymousUser | None, prefix: str = "") -> Q | None:
+    """Q over sources the user may read; None means "everything" (staff)."""
+    if user is None or not user.is_authenticated:
+        return Q(pk__in=[])
+    if user.is_staff:
+        return None
+    return (
+        Q(**{f"{prefix}is_public": True})
+        | Q(**{f"{prefix}readers": user})
+        | Q(**{f"{prefix}reader_groups__in": user.groups.all()})
+    )
+
+
+class SourceQuerySet(models.QuerySet):
+    def visible_to(self, user) -> SourceQuerySet:
+        rule = _source_filter(user)
+        return self if rule is None else self.filter(rule).distinct()
+
+
+class DocumentQuerySet(models.QuerySet):
+    def visible_to(self, user) -> DocumentQuerySet:
+        from knowledge.models import Source
+
+        rule = _source_filter(user)
+        if rule is None:
+            return self
+        return self.filter(source__in=Source.objects.visible_to(user).values("pk"))
+
+    def live(self) -> DocumentQuerySet:
+        return self.filter(removed_at__isnull=True)
+
+
+class VersionQuerySet(models.QuerySet):
+    def visible_to(self, user) -> VersionQuerySet:
+        from knowledge.models import Document
+
+        if user is not None and user.is_authenticated and user.is_staff:
+            return self
+        return self.filter(document__in=Document.objects.visible_to(user).values("pk"))
+
+
+class ChunkQuerySet(models.QuerySet):
+    def visible_to(self, user) -> ChunkQuerySet:
+        from knowledge.models import Source
+
+        if user is not None and user.is_authenticated and user.is_staff:
+            return self
+        return self.filter(source__in=Source.objects.visible_to(user).values("pk"))
+
+    def searchable(self) -> ChunkQuerySet:
+        return self.filter(searchable=True)

@@ -1,0 +1,132 @@
+"""Registering files: every entry point (upload, drop folder, reindex, CLI, demo) comes here.
+
+Same bytes as an existing version of the document: nothing new. New bytes: a new
+DocumentVersion, its file stored once per sha256, and the ingest task enqueued on commit.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from pathlib import PurePosixPath
+
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+
+from knowledge.models import Document, DocumentVersion, Source
+from knowledge.storage import sha256_of, store_blob
+
+SUPPORTED_SUFFIXES = {".docx", ".pdf", ".xlsx", ".md", ".markdown", ".txt"}
+
+_DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4})[-_.](\d{2})[-_.](\d{2})(?!\d)")
+_VERSION_IN_NAME = re.compile(
+    r"(?<![A-Za-z0-9])[vV](?:er(?:sion)?)?[ _.-]?(\d+(?:\.\d+){0,3})(?![\d.])"
+)
+
+
+@dataclass(frozen=True)
+class Registration:
+    document: Document
+    version: DocumentVersion
+    created: bool  # False when the bytes were already a version of this document
+
+
+def safe_path(path: str) -> str:
+    """A document path with no way out of its source: no '..', no absolute root, '/' only."""
+    parts = [p for p in re.split(r"[\\/]+", path) if p not in ("", ".", "..")]
+    cleaned = "/".join(re.sub(r"[\x00-\x1f]", "", p).strip() for p in parts)
+    return cleaned[:1000] or "untitled"
+
+
+def label_from_name(filename: str) -> tuple[str, date | None]:
+    """A version label from a file name: a date (2019-05-04) or a version number (v2.3)."""
+    stem = PurePosixPath(filename).stem
+    found = _DATE_IN_NAME.search(stem)
+    if found:
+        try:
+            day = date(int(found[1]), int(found[2]), int(found[3]))
+        except ValueError:
+            day = None
+        if day is not None:
+            # Two versions can share a date: keep a short tag after it ("2019-05-14 3cba122").
+            tail = re.sub(r"^[\s_.-]+", "", stem[found.end() :])
+            tag = tail if 0 < len(tail) <= 12 and re.fullmatch(r"[\w.-]+", tail) else ""
+            return (f"{day.isoformat()} {tag}".strip(), day)
+    found = _VERSION_IN_NAME.search(stem)
+    if found:
+        return f"v{found[1]}", None
+    return "", None
+
+
+def title_from_path(path: str) -> str:
+    stem = PurePosixPath(path).stem
+    return re.sub(r"[_]+", " ", stem).strip() or path
+
+
+def register_file(
+    source: Source,
+    path: str,
+    data: bytes,
+    *,
+    filename: str | None = None,
+    added_by=None,
+    via: str = "upload",
+    label: str | None = None,
+    enqueue: bool = True,
+) -> Registration:
+    """Register ``data`` as the newest version of the document at ``path`` in ``source``.
+
+    Returns the existing version when the same bytes were registered before (no new version,
+    nothing enqueued). ``filename`` is the file's own name when it differs from the document
+    path (a version series); the version label is derived from it. ``enqueue`` False leaves the
+    version pending for an in-process ingest.
+    """
+    path = safe_path(path)
+    filename = PurePosixPath(safe_path(filename or path)).name
+    digest = sha256_of(data)
+    name = store_blob(data, digest)
+    derived_label, label_date = label_from_name(filename)
+    with transaction.atomic():
+        document, _ = Document.objects.get_or_create(
+            source=source, path=path, defaults={"title": title_from_path(path)}
+        )
+        # Serialise version numbering per document.
+        document = Document.objects.select_for_update().get(pk=document.pk)
+        existing = DocumentVersion.objects.filter(document=document, sha256=digest).first()
+        if existing is not None:
+            if document.removed_at is not None:
+                document.removed_at = None
+                document.save(update_fields=["removed_at", "updated_at"])
+            return Registration(document, existing, created=False)
+        number = (document.versions.aggregate(n=Max("number"))["n"] or 0) + 1
+        try:
+            with transaction.atomic():
+                version = DocumentVersion.objects.create(
+                    document=document,
+                    number=number,
+                    sha256=digest,
+                    file=name,
+                    filename=filename,
+                    size=len(data),
+                    label=label if label is not None else derived_label,
+                    label_date=label_date,
+                    added_by=added_by if getattr(added_by, "pk", None) else None,
+                    added_via=via,
+                )
+        except IntegrityError:
+            existing = DocumentVersion.objects.get(document=document, sha256=digest)
+            return Registration(document, existing, created=False)
+        if document.removed_at is not None:
+            document.removed_at = None
+            document.save(update_fields=["removed_at", "updated_at"])
+        if enqueue:
+            from knowledge.tasks import ingest_version_task
+
+            ingest_version_task.delay_on_commit(version.pk)
+    return Registration(document, version, created=True)
+
+
+def get_or_create_source(name: str, **defaults) -> Source:
+    source, _ = Source.objects.get_or_create(name=name, defaults=defaults)
+    return source

@@ -1,0 +1,1 @@
+"""Retrieval: hybrid search over the knowledge base (see ``search.search``)."""

@@ -1,0 +1,80 @@
+"""Reranking behind one interface: a cross-encoder scores (question, passage) pairs.
+
+FlagEmbedding's FlagReranker (bge-reranker-v2-m3) or a sentence-transformers CrossEncoder, from
+a local folder. None configured: the step is skipped and the search result says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import Protocol
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+
+class Reranker(Protocol):
+    model_id: str
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        """Relevance of each passage to the query, in [0, 1] (higher is better)."""
+        ...
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+class FlagCrossEncoder:
+    def __init__(self, path: str, model_id: str | None = None) -> None:
+        from FlagEmbedding import FlagReranker
+
+        self._model = FlagReranker(path, use_fp16=False, devices="cpu")
+        self.model_id = model_id or f"flag-reranker:{Path(path).name}"
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        if not passages:
+            return []
+        scores = self._model.compute_score([[query, p] for p in passages], normalize=True)
+        if isinstance(scores, float):
+            scores = [scores]
+        return [float(s) for s in scores]
+
+
+class SentenceTransformersCrossEncoder:
+    def __init__(self, path: str, model_id: str | None = None) -> None:
+        from sentence_transformers import CrossEncoder
+
+        self._model = CrossEncoder(path, device="cpu", local_files_only=True)
+        self.model_id = model_id or f"cross-encoder:{Path(path).name}"
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]:
+        if not passages:
+            return []
+        raw = self._model.predict([(query, p) for p in passages], show_progress_bar=False)
+        values = [float(x) for x in (raw.tolist() if hasattr(raw, "tolist") else raw)]
+        # Models with a sigmoid head already give [0, 1]; logits are squashed to match.
+        return values if all(0.0 <= v <= 1.0 for v in values) else [_sigmoid(v) for v in values]
+
+
+def build_reranker(kind: str, path: str, model_id: str = "") -> Reranker | None:
+    if kind in ("", "none"):
+        return None
+    if not path or not Path(path).is_dir():
+        raise ImproperlyConfigured(
+            f"KB_RERANKER={kind} needs KB_RERANKER_PATH pointing at a local model folder (got {path!r})"
+        )
+    if kind == "flag":
+        return FlagCrossEncoder(path, model_id or None)
+    if kind == "cross-encoder":
+        return SentenceTransformersCrossEncoder(path, model_id or None)
+    raise ImproperlyConfigured(f"KB_RERANKER={kind!r} is not one of: none, flag, cross-encoder")
+
+
+@cache
+def get_reranker() -> Reranker | None:
+    """The configured reranker, loaded once per process; None when none is configured."""
+    return build_reranker(settings.RERANKER, settings.RERANKER_PATH, settings.RERANKER_ID)

@@ -1,0 +1,414 @@
+"""Hybrid search: the one retrieval function the chat, the CLI, the JSON API and MCP share.
+
+route -> (per cascade tier) dense + lexical (+ sparse) lists over-retrieved -> both scores for
+every candidate -> fusion -> rerank (when configured) -> at most N per document -> minimum score.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+
+from django.conf import settings
+
+from knowledge.embedding import Embedder, EmbeddingModelMismatch, get_embedder
+from knowledge.models import Chunk, Source
+from knowledge.retrieval import fusion
+from knowledge.retrieval import sql as q
+from knowledge.retrieval.rerank import Reranker, get_reranker
+from knowledge.retrieval.router import route
+from knowledge.retrieval.types import Candidate, Filters, SearchResult
+from knowledge.retrieval.versions import resolve_version_filter
+
+LISTS = ("dense", "lexical", "sparse")
+
+
+@dataclass
+class SearchOptions:
+    k: int = field(default_factory=lambda: settings.SEARCH_RESULTS)
+    candidates: int = field(default_factory=lambda: settings.SEARCH_CANDIDATES)
+    fusion: str = field(default_factory=lambda: settings.SEARCH_FUSION)
+    dense_weight: float = field(default_factory=lambda: settings.SEARCH_DENSE_WEIGHT)
+    min_score: float | None = None  # None: the setting for the ranking in use
+    per_document: int = field(default_factory=lambda: settings.SEARCH_PER_DOCUMENT)
+    rerank: bool = True
+    cascade: bool = field(default_factory=lambda: settings.SEARCH_CASCADE)
+    lists: tuple[str, ...] = LISTS
+    route: bool = True
+    ef_search: int = field(default_factory=lambda: settings.HNSW_EF_SEARCH)
+
+
+_GENERIC = {
+    "покажи",
+    "показать",
+    "выведи",
+    "найди",
+    "все",
+    "всё",
+    "какие",
+    "есть",
+    "мне",
+    "список",
+    "перечисли",
+    "дай",
+    "show",
+    "list",
+    "all",
+    "the",
+    "me",
+    "what",
+    "are",
+    "there",
+    "find",
+    "give",
+}
+
+
+def search(
+    query: str,
+    *,
+    user=None,
+    filters: Filters | None = None,
+    options: SearchOptions | None = None,
+    embedder: Embedder | None = None,
+    reranker: Reranker | None | bool = True,
+) -> SearchResult:
+    """Search the chunks ``user`` may read (every chunk when ``user`` is None: CLI, staff)."""
+    options = options or SearchOptions()
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    visible = _visible_sources(user)
+    routed = route(query, source_names=_source_names(visible)) if options.route else None
+    text = routed.text if routed else query
+    merged = (filters or Filters()).merged(routed.filters if routed else Filters())
+    if routed:
+        merged = resolve_version_filter(routed, merged, visible)
+    timings["route"] = _since(started)
+
+    embedder = embedder or get_embedder()
+    active_reranker = (
+        (get_reranker() if reranker is True else reranker or None) if options.rerank else None
+    )
+    content_words = [w for w in text.lower().split() if w.strip("?,.!:;") not in _GENERIC]
+    if not merged.is_empty() and not content_words:
+        return _browse(query, text, merged, visible, options, timings)
+
+    tick = time.perf_counter()
+    vector = embedder.embed_query(text or query)
+    timings["embed"] = _since(tick)
+    best: SearchResult | None = None
+    for tier, source_ids in _tiers(visible, merged, options):
+        scope = q.Scope(
+            replace(merged, source_ids=source_ids or merged.source_ids), visible, embedder.model_id
+        )
+        ranked = _rank(scope, text or query, vector, embedder, options, timings)
+        ranked = _rerank(ranked, text or query, active_reranker, options, timings)
+        hits, misses = fusion.select(
+            ranked,
+            n=options.k,
+            per_document=options.per_document,
+            min_score=_min_score(options, active_reranker is not None),
+        )
+        current = SearchResult(
+            query=query,
+            retrieval_query=text,
+            filters=merged,
+            hits=hits,
+            candidates=ranked,
+            near_misses=misses,
+            reranked=active_reranker is not None,
+            rerank_note=_rerank_note(options, active_reranker),
+            timings=timings,
+            tier=tier,
+        )
+        if hits:
+            best = current
+            break  # the cascade stops at the first tier with an answer
+        if best is None or _best_miss(current) > _best_miss(best):
+            best = current
+    timings["total"] = _since(started)
+    assert best is not None
+    return best
+
+
+def _best_miss(result: SearchResult) -> float:
+    return result.near_misses[0].score if result.near_misses else -1.0
+
+
+def _since(tick: float) -> float:
+    return round((time.perf_counter() - tick) * 1000, 2)
+
+
+def _visible_sources(user) -> list[int] | None:
+    if user is None or (user.is_authenticated and user.is_staff):
+        return None
+    return list(Source.objects.visible_to(user).values_list("pk", flat=True))
+
+
+def _source_names(visible: list[int] | None) -> dict[str, int]:
+    sources = Source.objects.all() if visible is None else Source.objects.filter(pk__in=visible)
+    return {name.lower(): pk for pk, name in sources.values_list("pk", "name")}
+
+
+def _tiers(
+    visible: list[int] | None, filters: Filters, options: SearchOptions
+) -> list[tuple[int | None, list[int]]]:
+    """Cascade tiers as (priority, source ids); one pass over everything when the cascade is off."""
+    if not options.cascade or filters.source_ids or filters.version_ids or filters.document_ids:
+        return [(None, [])]
+    sources = Source.objects.all() if visible is None else Source.objects.filter(pk__in=visible)
+    by_tier: dict[int, list[int]] = {}
+    for pk, priority in sources.values_list("pk", "priority"):
+        by_tier.setdefault(priority, []).append(pk)
+    if len(by_tier) <= 1:
+        return [(None, [])]
+    return sorted(by_tier.items())
+
+
+def _min_score(options: SearchOptions, reranked: bool) -> float:
+    if options.min_score is not None:
+        return options.min_score
+    return settings.RERANK_MIN_SCORE if reranked else settings.SEARCH_MIN_SCORE
+
+
+@lru_cache(maxsize=1)
+def _languages_cached(stamp: int) -> tuple[str, ...]:
+    languages = set(
+        Chunk.objects.filter(searchable=True).values_list("language", flat=True).distinct()
+    )
+    return tuple(sorted(languages | {"simple"})) if languages else ("russian", "english", "simple")
+
+
+def _languages() -> tuple[str, ...]:
+    return _languages_cached(int(time.time() // 60))  # refreshed every minute
+
+
+@lru_cache(maxsize=4)
+def _stored_models(stamp: int) -> tuple[str, ...]:
+    from knowledge.models import DocumentVersion
+
+    ready = DocumentVersion.objects.filter(status=DocumentVersion.Status.READY)
+    return tuple(sorted(set(ready.values_list("embedding_model", flat=True).distinct())))
+
+
+def _check_model(embedder: Embedder, scope: q.Scope) -> None:
+    """Refuse to search vectors of another model (checked once a minute per process)."""
+    others = [m for m in _stored_models(int(time.time() // 60)) if m and m != embedder.model_id]
+    other = others[0] if others else None
+    if other:
+        raise EmbeddingModelMismatch(
+            f"The knowledge base holds vectors of {other!r} but the configured model is "
+            f"{embedder.model_id!r}; run 'manage.py reembed' to switch the knowledge base"
+        )
+
+
+def _rank(
+    scope: q.Scope,
+    text: str,
+    vector,
+    embedder: Embedder,
+    options: SearchOptions,
+    timings: dict[str, float],
+) -> list[Candidate]:
+    candidates: dict[int, Candidate] = {}
+    k = options.candidates
+    dense_vec = vector.dense[0]
+    if "dense" in options.lists:
+        tick = time.perf_counter()
+        _check_model(embedder, scope)
+        for rank, (chunk_id, score) in enumerate(
+            q.dense_search(scope, dense_vec, k=k, ef_search=options.ef_search), 1
+        ):
+            candidates[chunk_id] = Candidate(chunk_id, dense_rank=rank, dense_score=score)
+        timings["dense"] = timings.get("dense", 0) + _since(tick)
+    ceiling = 0.0
+    idf: dict[str, float] = {}
+    if "lexical" in options.lists:
+        tick = time.perf_counter()
+        lexemes = q.query_lexemes(text, _languages())
+        df, total, avg_length = q.term_stats(lexemes)
+        idf = {x: fusion.bm25_idf(df[x], total) for x in lexemes if df.get(x)}
+        ceiling = (q.BM25_K1 + 1) * fusion.bm25_ceiling(idf.values())
+        rare = _candidate_lexemes(idf, df, settings.LEXICAL_CANDIDATE_BUDGET)
+        phrase = text if '"' in text else ""
+        for rank, (chunk_id, score) in enumerate(
+            q.bm25(scope, idf, avg_length, k=k, candidate_lexemes=rare, phrase_query=phrase), 1
+        ):
+            c = candidates.setdefault(chunk_id, Candidate(chunk_id))
+            c.lexical_rank, c.lexical_score = rank, score
+        timings["lexical"] = timings.get("lexical", 0) + _since(tick)
+    if "sparse" in options.lists and vector.sparse and embedder.sparse_dimensions:
+        tick = time.perf_counter()
+        for rank, (chunk_id, score) in enumerate(
+            q.sparse_search(scope, vector.sparse[0], embedder.sparse_dimensions, k=k), 1
+        ):
+            c = candidates.setdefault(chunk_id, Candidate(chunk_id))
+            c.sparse_rank, c.sparse_score = rank, score
+        timings["sparse"] = timings.get("sparse", 0) + _since(tick)
+    tick = time.perf_counter()
+    _complete(candidates, dense_vec, embedder, scope, idf, options)
+    for c in candidates.values():
+        c.lexical_norm = (c.lexical_score or 0.0) / ceiling if ceiling else 0.0
+        c.score = fusion.calibrated(
+            c.dense_score if "dense" in options.lists else None,
+            c.lexical_norm if "lexical" in options.lists else None,
+            dense_weight=_dense_weight(options),
+        )
+    ranked = _fuse(list(candidates.values()), options)
+    _attach_documents(ranked)
+    timings["fusion"] = timings.get("fusion", 0) + _since(tick)
+    return ranked
+
+
+def _dense_weight(options: SearchOptions) -> float:
+    if options.lists == ("dense",):
+        return 1.0
+    if options.lists == ("lexical",):
+        return 0.0
+    return options.dense_weight
+
+
+def _candidate_lexemes(idf: dict[str, float], df: dict[str, int], budget: int) -> list[str]:
+    """The rarest query terms whose postings add up to ``budget`` chunks (at least one term).
+
+    Bounds the work of the lexical list: a chunk that matches only very common terms cannot
+    outrank one matching a rare term, so it need not be scored.
+    """
+    chosen: list[str] = []
+    used = 0
+    for lexeme in sorted(idf, key=lambda x: df[x]):
+        if chosen and used + df[lexeme] > budget:
+            break
+        chosen.append(lexeme)
+        used += df[lexeme]
+    return chosen
+
+
+def _complete(
+    candidates: dict[int, Candidate],
+    vector,
+    embedder: Embedder,
+    scope: q.Scope,
+    idf: dict[str, float],
+    options: SearchOptions,
+) -> None:
+    """Give every candidate both scores, so fusion compares like with like."""
+    if "dense" in options.lists:
+        missing = [i for i, c in candidates.items() if c.dense_score is None]
+        for chunk_id, score in q.dense_scores(missing, vector, embedder.model_id).items():
+            candidates[chunk_id].dense_score = score
+    if "lexical" in options.lists and idf:
+        missing = [i for i, c in candidates.items() if c.lexical_score is None]
+        if missing:
+            _, _, avg_length = q.term_stats([])
+            for chunk_id, score in q.bm25(
+                scope, idf, avg_length, k=len(missing), candidate_lexemes=[], only_ids=missing
+            ):
+                candidates[chunk_id].lexical_score = score
+
+
+def _fuse(candidates: list[Candidate], options: SearchOptions) -> list[Candidate]:
+    if options.fusion == "rrf" and len(options.lists) > 1:
+        rankings = [
+            [
+                c.chunk_id
+                for c in sorted(
+                    (c for c in candidates if getattr(c, f"{name}_rank")),
+                    key=lambda c, n=name: getattr(c, f"{n}_rank"),
+                )
+            ]
+            for name in options.lists
+        ]
+        scores = fusion.rrf(rankings, k=settings.RRF_K)
+        for c in candidates:
+            c.fused_score = scores.get(c.chunk_id, 0.0)
+        ranked = sorted(candidates, key=lambda c: -c.fused_score)
+    else:
+        for c in candidates:
+            c.fused_score = c.score
+        ranked = fusion.order(candidates)
+    for rank, c in enumerate(ranked, 1):
+        c.fused_rank = rank
+    return ranked
+
+
+def _attach_documents(ranked: list[Candidate]) -> None:
+    rows = Chunk.objects.filter(pk__in=[c.chunk_id for c in ranked]).values_list(
+        "pk", "document_id", "version__created_at", "source__prefer_fresh"
+    )
+    info = {pk: (doc, created, fresh) for pk, doc, created, fresh in rows}
+    for c in ranked:
+        doc, created, fresh = info.get(c.chunk_id, (0, None, False))
+        c.document_id, c.prefer_fresh = doc, fresh
+        c.freshness = created.timestamp() if created else 0.0
+
+
+def _rerank(
+    ranked: list[Candidate],
+    text: str,
+    reranker: Reranker | None,
+    options: SearchOptions,
+    timings: dict[str, float],
+) -> list[Candidate]:
+    if reranker is None or not ranked:
+        return ranked
+    tick = time.perf_counter()
+    top = ranked[: settings.RERANK_CANDIDATES]
+    texts = dict(Chunk.objects.filter(pk__in=[c.chunk_id for c in top]).values_list("pk", "text"))
+    scores = reranker.score(text, [texts.get(c.chunk_id, "") for c in top])
+    for c, score in zip(top, scores, strict=True):
+        c.rerank_score = score
+        c.score = score
+    reordered = fusion.order(top)
+    for rank, c in enumerate(reordered, 1):
+        c.rerank_rank = rank
+    timings["rerank"] = timings.get("rerank", 0) + _since(tick)
+    return reordered
+
+
+def _rerank_note(options: SearchOptions, reranker: Reranker | None) -> str:
+    if not options.rerank:
+        return "rerank off for this search"
+    if reranker is None:
+        return "no reranker configured (KB_RERANKER): rerank step skipped"
+    return f"reranked by {reranker.model_id}"
+
+
+def _browse(
+    query: str,
+    text: str,
+    filters: Filters,
+    visible,
+    options: SearchOptions,
+    timings: dict[str, float],
+) -> SearchResult:
+    """Only filters, no words to rank by: the matching chunks in document order."""
+    from django.db import connection
+
+    tick = time.perf_counter()
+    condition, params = q.where(q.Scope(filters, visible))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT c.id, c.document_id FROM knowledge_chunk c WHERE {condition} "
+            "ORDER BY c.document_id, c.position LIMIT %s",
+            [*params, max(options.k, 50)],
+        )
+        rows = cursor.fetchall()
+    hits = [
+        Candidate(chunk_id, document_id=doc, score=1.0, fused_score=1.0, fused_rank=i)
+        for i, (chunk_id, doc) in enumerate(rows, 1)
+    ]
+    timings["browse"] = _since(tick)
+    return SearchResult(
+        query,
+        text,
+        filters,
+        hits[: max(options.k, 20)],
+        hits,
+        [],
+        False,
+        "browse: chunks matching the filters, in document order",
+        timings,
+        browse=True,
+    )

@@ -1,0 +1,218 @@
+"""SQL for retrieval, in one module: filters, dense (pgvector HNSW) and lexical (BM25) lists.
+
+All queries go through the restriction built by ``where`` so that permissions, "only the
+newest ready version" and the router's filters apply in SQL before any ranking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import connection, transaction
+from psycopg import sql
+
+from knowledge.retrieval.types import Filters
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+HEADING_TF = 2.0  # a query term in the heading path or title counts like this many body hits
+
+
+@dataclass
+class Scope:
+    """Everything that restricts the chunks a search may see."""
+
+    filters: Filters
+    visible_source_ids: list[int] | None  # None: every source (staff)
+    model_id: str = ""
+
+
+def where(scope: Scope, alias: str = "c") -> tuple[str, list]:
+    """WHERE clause (without the keyword) and its parameters."""
+    f = scope.filters
+    clauses: list[str] = []
+    params: list = []
+    if f.version_ids:
+        clauses.append(f"{alias}.version_id = ANY(%s)")
+        params.append(list(f.version_ids))
+    else:
+        clauses.append(f"{alias}.searchable")
+    if scope.visible_source_ids is not None:
+        clauses.append(f"{alias}.source_id = ANY(%s)")
+        params.append(list(scope.visible_source_ids))
+    if f.source_ids:
+        clauses.append(f"{alias}.source_id = ANY(%s)")
+        params.append(list(f.source_ids))
+    if f.document_ids:
+        clauses.append(f"{alias}.document_id = ANY(%s)")
+        params.append(list(f.document_ids))
+    if f.block_types:
+        clauses.append(f"{alias}.block_type = ANY(%s)")
+        params.append(list(f.block_types))
+    if f.sections:
+        # "2.1" matches section 2.1 and every subsection 2.1.x, in any section the chunk covers.
+        clauses.append(
+            f"EXISTS (SELECT 1 FROM unnest({alias}.sections || {alias}.section) s "
+            "WHERE s = ANY(%s) OR s LIKE ANY(%s))"
+        )
+        params.append(list(f.sections))
+        params.append([s + ".%" for s in f.sections])
+    return " AND ".join(clauses), params
+
+
+def dense_search(
+    scope: Scope, vector: np.ndarray, *, k: int, ef_search: int
+) -> list[tuple[int, float]]:
+    """(chunk id, cosine similarity) of the ``k`` nearest chunks of this model, best first."""
+    dims = int(vector.shape[0])
+    condition, params = where(scope)
+    query = sql.SQL(
+        "SELECT c.id, 1 - (c.embedding::vector({dims}) <=> %s::vector({dims})) FROM knowledge_chunk c "
+        "WHERE c.embedding_model = {model} AND " + condition + " "
+        "ORDER BY c.embedding::vector({dims}) <=> %s::vector({dims}) LIMIT %s"
+    ).format(dims=sql.Literal(dims), model=sql.Literal(scope.model_id))
+    literal = _vector_literal(vector)
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Local to this transaction. Filters are applied inside the index scan; iterative scans
+        # keep going until k rows pass them (pgvector 0.8) instead of returning fewer.
+        cursor.execute(
+            "SELECT set_config('hnsw.ef_search', %s, true), "
+            "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+            [str(int(ef_search))],
+        )
+        cursor.execute(query.as_string(cursor.connection), [literal, *params, literal, k])
+        return [(row[0], float(row[1])) for row in cursor.fetchall()]
+
+
+def dense_scores(ids: Sequence[int], vector: np.ndarray, model_id: str) -> dict[int, float]:
+    """Cosine similarity for chosen chunks (candidates that came from the other lists)."""
+    if not ids:
+        return {}
+    dims = int(vector.shape[0])
+    query = sql.SQL(
+        "SELECT id, 1 - (embedding::vector({dims}) <=> %s::vector({dims})) FROM knowledge_chunk "
+        "WHERE id = ANY(%s) AND embedding_model = {model}"
+    ).format(dims=sql.Literal(dims), model=sql.Literal(model_id))
+    with connection.cursor() as cursor:
+        cursor.execute(query.as_string(cursor.connection), [_vector_literal(vector), list(ids)])
+        return {row[0]: float(row[1]) for row in cursor.fetchall()}
+
+
+def sparse_search(
+    scope: Scope, weights: dict[int, float], dims: int, *, k: int
+) -> list[tuple[int, float]]:
+    """(chunk id, inner product) over bge-m3 sparse weights, best first (exact scan)."""
+    from pgvector import SparseVector
+
+    condition, params = where(scope)
+    query = (
+        "SELECT c.id, -(c.sparse <#> %s) FROM knowledge_chunk c WHERE c.sparse IS NOT NULL AND "
+        + condition
+        + " ORDER BY c.sparse <#> %s LIMIT %s"
+    )
+    vector = SparseVector(weights, dims)
+    with connection.cursor() as cursor:
+        cursor.execute(query, [vector, *params, vector, k])
+        return [(row[0], float(row[1])) for row in cursor.fetchall()]
+
+
+def query_lexemes(text: str, languages: Sequence[str]) -> list[str]:
+    """The lexemes of ``text`` under each text-search configuration in use (stop words gone)."""
+    if not text.strip():
+        return []
+    selects = " UNION ".join(
+        "SELECT unnest(tsvector_to_array(to_tsvector(%s::regconfig, %s)))" for _ in languages
+    )
+    params: list = []
+    for language in languages:
+        params += [language, text]
+    with connection.cursor() as cursor:
+        cursor.execute(selects, params)
+        return sorted({row[0] for row in cursor.fetchall()})
+
+
+def term_stats(lexemes: Sequence[str]) -> tuple[dict[str, int], int, float]:
+    """Document frequencies of ``lexemes``, the number of searchable chunks and their mean length."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT lexeme, df FROM knowledge_termstat WHERE lexeme = ANY(%s)", [list(lexemes)]
+        )
+        df = {row[0]: int(row[1]) for row in cursor.fetchall()}
+        cursor.execute(
+            "SELECT chunks, total_length FROM knowledge_corpusstat WHERE key = 'searchable'"
+        )
+        row = cursor.fetchone()
+    chunks, total = (int(row[0]), int(row[1])) if row else (0, 0)
+    return df, chunks, (total / chunks if chunks else 1.0)
+
+
+def bm25(
+    scope: Scope,
+    idf: dict[str, float],
+    avg_length: float,
+    *,
+    k: int,
+    candidate_lexemes: Sequence[str],
+    only_ids: Sequence[int] | None = None,
+    phrase_query: str = "",
+) -> list[tuple[int, float]]:
+    """(chunk id, BM25) best first. Candidates are chunks holding a ``candidate_lexemes`` term
+    (or ``only_ids``); every query term in ``idf`` scores."""
+    if not idf:
+        return []
+    condition, params = where(scope)
+    if only_ids is not None:
+        match, match_params = "c.id = ANY(%s)", [list(only_ids)]
+    else:
+        if not candidate_lexemes:
+            return []
+        # Cast, not to_tsquery(): the lexemes are already normalised and must not be re-parsed
+        # (a hyphenated lexeme would be split into a phrase).
+        match = "c.search_vector @@ %s::tsquery"
+        match_params = [" | ".join(_quote_lexeme(x) for x in candidate_lexemes)]
+    if phrase_query:
+        match += " AND c.search_vector @@ websearch_to_tsquery(c.language::regconfig, %s)"
+        match_params.append(phrase_query)
+    lexemes = list(idf)
+    query = f"""
+        WITH q AS (SELECT * FROM unnest(%s::text[], %s::float8[]) AS q(lexeme, idf)),
+        cand AS (SELECT c.id, c.search_vector, c.lexeme_count FROM knowledge_chunk c
+                 WHERE {condition} AND {match})
+        SELECT cand.id, sum(q.idf * t.tf * %s / (t.tf + %s * (1 - %s + %s * cand.lexeme_count / %s)))
+        FROM cand
+        CROSS JOIN LATERAL (
+            SELECT u.lexeme,
+                   coalesce(array_length(u.positions, 1), 1)
+                   + %s * coalesce((SELECT count(*) FROM unnest(u.weights) w WHERE w IN ('A', 'B')), 0) AS tf
+            FROM unnest(cand.search_vector) u WHERE u.lexeme = ANY(%s)
+        ) t
+        JOIN q ON q.lexeme = t.lexeme
+        GROUP BY cand.id ORDER BY 2 DESC, cand.id LIMIT %s
+    """
+    args = [
+        lexemes,
+        [idf[x] for x in lexemes],
+        *params,
+        *match_params,
+        BM25_K1 + 1,
+        BM25_K1,
+        BM25_B,
+        BM25_B,
+        max(avg_length, 1.0),
+        HEADING_TF - 1,
+        lexemes,
+        k,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(query, args)
+        return [(row[0], float(row[1])) for row in cursor.fetchall()]
+
+
+def _quote_lexeme(lexeme: str) -> str:
+    return "'" + lexeme.replace("'", "''").replace("\\", "\\\\") + "'"
+
+
+def _vector_literal(vector: np.ndarray) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in np.asarray(vector, dtype=np.float32)) + "]"

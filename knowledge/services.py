@@ -1,0 +1,164 @@
+"""Service functions behind the knowledge pages (the views stay thin)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from django.contrib import messages
+from django.core.files.uploadedfile import UploadedFile
+from django.db.models import Prefetch, Q
+
+from knowledge.models import Document, DocumentVersion, Source
+from knowledge.registration import register_file
+
+
+@dataclass
+class DocumentRow:
+    document: Document
+    version: DocumentVersion | None  # the newest version (what ingest is working on)
+    current: DocumentVersion | None  # the newest ready version (what search sees)
+    pending: bool = False
+
+    @property
+    def status(self) -> str:
+        return self.version.status if self.version else "none"
+
+
+def document_rows(user, *, source_id: str = "", query: str = "") -> list[DocumentRow]:
+    """Documents the user may read, each with its newest and its searchable version."""
+    documents = (
+        Document.objects.visible_to(user)
+        .live()
+        .select_related("source", "current_version")
+        .prefetch_related(
+            Prefetch(
+                "versions", queryset=DocumentVersion.objects.defer("parsed").order_by("-number")
+            )
+        )
+        .order_by("source__priority", "source__name", "path")
+    )
+    if source_id.isdigit():
+        documents = documents.filter(source_id=int(source_id))
+    if query:
+        documents = documents.filter(Q(title__icontains=query) | Q(path__icontains=query))
+    rows = []
+    for document in documents[:2000]:
+        versions = list(document.versions.all())
+        newest = versions[0] if versions else None
+        rows.append(
+            DocumentRow(
+                document,
+                newest,
+                document.current_version,
+                pending=bool(newest and newest.status == "pending"),
+            )
+        )
+    return rows
+
+
+def status_counts(rows: list[DocumentRow]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.status] = counts.get(row.status, 0) + 1
+    return counts
+
+
+def version_for_view(document: Document, requested: str | None) -> DocumentVersion | None:
+    versions = document.versions.all()
+    if requested and requested.isdigit():
+        return versions.filter(pk=int(requested)).first()
+    return document.current_version or versions.order_by("-number").first()
+
+
+def page_url(document: Document) -> str:
+    """The original page's address: the source's base URL joined with the document path."""
+    base = document.source.base_url
+    if not base:
+        return ""
+    return base.rstrip("/") + "/" + document.path.lstrip("/")
+
+
+def source_for_upload(source_id: str | None, new_name: str) -> Source | None:
+    if new_name.strip():
+        source, _ = Source.objects.get_or_create(
+            name=new_name.strip()[:200], defaults={"kind": Source.Kind.UPLOADS}
+        )
+        return source
+    if source_id and source_id.isdigit():
+        return Source.objects.filter(pk=int(source_id)).first()
+    return None
+
+
+@dataclass
+class UploadOutcome:
+    new: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+    def messages(self) -> list[tuple[int, str]]:
+        out = []
+        if self.new:
+            out.append(
+                (
+                    messages.SUCCESS,
+                    f"{len(self.new)} new version(s) queued: {', '.join(self.new[:10])}",
+                )
+            )
+        if self.unchanged:
+            out.append(
+                (
+                    messages.INFO,
+                    f"Unchanged (same bytes already indexed): {', '.join(self.unchanged[:10])}",
+                )
+            )
+        for text in self.refused:
+            out.append((messages.ERROR, text))
+        if not (self.new or self.unchanged or self.refused):
+            out.append((messages.ERROR, "No file was uploaded."))
+        return out
+
+
+def register_uploads(
+    source: Source, files: list[UploadedFile], user, *, refused: list[str]
+) -> UploadOutcome:
+    """Register uploaded files (bad content is caught at ingest and shown on its version)."""
+    from django.conf import settings
+
+    outcome = UploadOutcome()
+    for name in refused:
+        outcome.refused.append(
+            f"{PurePosixPath(name).name}: over the {settings.MAX_UPLOAD_MB} MB limit, not read"
+        )
+    for uploaded in files:
+        name = uploaded.name or "upload"
+        data = uploaded.read()
+        registration = register_file(source, name, data, added_by=user, via="upload")
+        (outcome.new if registration.created else outcome.unchanged).append(
+            registration.document.path
+        )
+    return outcome
+
+
+def reindex(scope: str, pk: int | None) -> int:
+    """Force a re-ingest of the newest version of each document in scope; returns how many."""
+    from django.db import transaction
+
+    from knowledge.tasks import ingest_version_task
+
+    documents = Document.objects.live()
+    if scope == "document":
+        documents = documents.filter(pk=pk)
+    elif scope == "source":
+        documents = documents.filter(source_id=pk)
+    newest = (
+        DocumentVersion.objects.filter(document__in=documents)
+        .order_by("document_id", "-number")
+        .distinct("document_id")
+        .values_list("pk", flat=True)
+    )
+    version_ids = list(newest)
+    with transaction.atomic():
+        for version_id in version_ids:
+            ingest_version_task.delay_on_commit(version_id, force=True)
+    return len(version_ids)

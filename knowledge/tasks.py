@@ -1,0 +1,54 @@
+"""Celery tasks of the knowledge base: thin wrappers that take primary keys."""
+
+from __future__ import annotations
+
+import logging
+
+from portal.celery import app
+
+logger = logging.getLogger(__name__)
+
+
+@app.task(
+    name="knowledge.ingest_version",
+    ignore_result=True,
+    autoretry_for=(ConnectionError, TimeoutError),
+    retry_backoff=True,
+    max_retries=5,
+    acks_late=True,
+)
+def ingest_version_task(version_id: int, force: bool = False) -> None:
+    """Ingest one version; returns quietly when it is gone or claimed by another run."""
+    from django.db import InterfaceError, OperationalError
+
+    from knowledge.ingest import ingest_version
+    from knowledge.models import DocumentVersion
+
+    if not DocumentVersion.objects.filter(pk=version_id).exists():
+        return
+    try:
+        ingest_version(version_id, force=force)
+    except (OperationalError, InterfaceError) as exc:
+        # The database went away mid-run (restart): retry later, the version was handed back.
+        raise ingest_version_task.retry(exc=exc, countdown=10) from exc
+
+
+@app.task(name="knowledge.recover_stalled_versions", ignore_result=True)
+def recover_stalled_versions() -> int:
+    """Re-enqueue versions whose worker died (heartbeat too old) or that never got a task."""
+    from knowledge.maintenance import stalled_versions
+
+    ids = stalled_versions()
+    for version_id in ids:
+        ingest_version_task.delay(version_id)
+    if ids:
+        logger.info("re-enqueued %d stalled versions", len(ids))
+    return len(ids)
+
+
+@app.task(name="knowledge.scan_drop_folder", ignore_result=True)
+def scan_drop_folder() -> None:
+    """Register new and changed files of the drop folder; mark deleted ones removed."""
+    from knowledge.dropfolder import sync_drop_folder
+
+    sync_drop_folder()

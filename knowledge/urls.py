@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from knowledge import views
+
+urlpatterns = [
+    path("documents/", views.documents, name="documents"),
+    path("documents/upload/", views.upload, name="upload"),
+    path("documents/reindex/", views.reindex, {"scope": "all"}, name="reindex_all"),
+    path("documents/<int:pk>/", views.document_detail, name="document"),
+    path(
+        "documents/<int:pk>/reindex/", views.reindex, {"scope": "document"}, name="reindex_document"
+    ),
+    path("sources/<int:pk>/reindex/", views.reindex, {"scope": "source"}, name="reindex_source"),
+    path("versions/<int:pk>/download/", views.download, name="download_version"),
+]

@@ -1,0 +1,111 @@
+"""Pages of the knowledge base: documents with live ingest progress, the document viewer,
+staff upload and reindex buttons, file download."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseClientRefresh
+
+from knowledge import services
+from knowledge.models import Document, DocumentVersion, Source
+from knowledge.viewer import build_view
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def documents(request: HttpRequest) -> HttpResponse:
+    """Every document the user may read, with source, current version, status and progress."""
+    source_id = request.GET.get("source") or ""
+    query = request.GET.get("q", "").strip()
+    rows = services.document_rows(request.user, source_id=source_id, query=query)
+    context = {
+        "rows": rows,
+        "active": any(r.version and r.version.is_active or r.pending for r in rows),
+        "sources": Source.objects.visible_to(request.user),
+        "source_id": source_id,
+        "query": query,
+        "counts": services.status_counts(rows),
+    }
+    if request.htmx:
+        return render(request, "knowledge/documents.html#table", context)
+    return render(request, "knowledge/documents.html", context)
+
+
+@require_GET
+def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """The parsed document as a reader sees it: sections, tables, an anchor on each chunk."""
+    document = get_object_or_404(
+        Document.objects.visible_to(request.user).select_related("source"), pk=pk
+    )
+    version = services.version_for_view(document, request.GET.get("version"))
+    highlight = request.GET.get("chunk")
+    view = build_view(
+        version, highlight_chunk=int(highlight) if highlight and highlight.isdigit() else None
+    )
+    return render(
+        request,
+        "knowledge/document.html",
+        {
+            "document": document,
+            "version": version,
+            "view": view,
+            "versions": document.versions.order_by("-number"),
+            "page_url": services.page_url(document),
+        },
+    )
+
+
+@require_GET
+def download(request: HttpRequest, pk: int) -> FileResponse:
+    version = get_object_or_404(DocumentVersion.objects.visible_to(request.user), pk=pk)
+    try:
+        handle = version.file.open("rb")
+    except OSError:
+        raise Http404("The stored file is missing") from None
+    return FileResponse(handle, as_attachment=True, filename=version.filename)
+
+
+@staff_member_required
+@require_POST
+def upload(request: HttpRequest) -> HttpResponse:
+    """Staff upload of several files at once into a source (existing or new)."""
+    source = services.source_for_upload(
+        request.POST.get("source"), request.POST.get("new_source", "")
+    )
+    if source is None:
+        messages.error(request, "Choose a source or name a new one.")
+        return redirect("documents")
+    outcome = services.register_uploads(
+        source,
+        request.FILES.getlist("files"),
+        request.user,
+        refused=getattr(request, "refused_uploads", []),
+    )
+    for level, text in outcome.messages():
+        messages.add_message(request, level, text)
+    return redirect(f"{_documents_url()}?source={source.pk}")
+
+
+@staff_member_required
+@require_POST
+def reindex(request: HttpRequest, scope: str, pk: int | None = None) -> HttpResponse:
+    """Reindex one document, one source, or everything (forced re-ingest, on the worker)."""
+    if scope not in ("document", "source", "all"):
+        raise PermissionDenied
+    count = services.reindex(scope, pk)
+    messages.success(request, f"Reindexing {count} version{'s' if count != 1 else ''}.")
+    if request.htmx:
+        return HttpResponseClientRefresh()
+    return redirect(request.POST.get("next") or "documents")
+
+
+def _documents_url() -> str:
+    from django.urls import reverse
+
+    return reverse("documents")

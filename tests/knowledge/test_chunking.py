@@ -1,0 +1,118 @@
+"""The chunker: structure kept, tables never cut mid-row, sizes and overlap as configured."""
+
+from __future__ import annotations
+
+from knowledge.chunking import Chunker, ChunkingConfig, count_tokens
+from knowledge.parsing.base import Block, HeadingTracker, ParsedDocument, Table
+
+
+def _doc(*items: tuple) -> ParsedDocument:
+    """Build a document from ("h", level, title) and (kind, text|table) items."""
+    tracker = HeadingTracker()
+    blocks: list[Block] = []
+    for item in items:
+        if item[0] == "h":
+            number, path = tracker.open(item[1], item[2])
+            blocks.append(Block("heading", item[2], list(path), number, level=item[1]))
+        elif isinstance(item[1], Table):
+            table = item[1]
+            blocks.append(
+                Block(item[0], table.to_markdown(), tracker.path, tracker.section, table=table)
+            )
+        else:
+            blocks.append(Block(item[0], item[1], tracker.path, tracker.section))
+    return ParsedDocument("Doc", blocks)
+
+
+def _sentences(n: int, word: str = "слово") -> str:
+    return " ".join(
+        f"Предложение {i} содержит {word} и ещё несколько слов для длины." for i in range(n)
+    )
+
+
+def test_long_table_is_split_by_rows_with_the_header_repeated_and_no_row_cut():
+    rows = [[f"R{i}", f"шаг {i} " * 8, f"ожидаемый результат {i} " * 6] for i in range(120)]
+    table = Table(["ID", "Шаги", "Ожидаемый результат"], rows)
+    chunks = Chunker(ChunkingConfig(max_tokens=300)).chunk(
+        _doc(("h", 1, "Тесты"), ("table", table))
+    )
+    assert len(chunks) > 3
+    seen: list[str] = []
+    for chunk in chunks:
+        lines = chunk.text.splitlines()
+        assert lines[0] == "| ID | Шаги | Ожидаемый результат |"
+        assert lines[1].startswith("| --- |")
+        for line in lines[2:]:
+            assert line.startswith("| R") and line.endswith(" |")  # a whole row, never half
+            seen.append(line.split(" | ")[0][2:])
+        assert chunk.block_type == "table"
+        assert chunk.token_count <= 300
+    assert seen == [f"R{i}" for i in range(120)]  # every row exactly once, in order
+
+
+def test_table_smaller_than_the_limit_stays_whole_with_its_caption():
+    table = Table(["A", "B"], [["1", "2"], ["3", "4"]])
+    doc = _doc(("h", 1, "Раздел"), ("text", "Таблица 1 – Значения параметров"), ("table", table))
+    chunks = Chunker().chunk(doc)
+    table_chunks = [c for c in chunks if c.block_type == "table"]
+    assert len(table_chunks) == 1
+    assert table_chunks[0].text.startswith("Таблица 1 – Значения параметров\n\n| A | B |")
+
+
+def test_tiny_sections_merge_under_the_same_parent_only():
+    doc = _doc(
+        ("h", 1, "Общие сведения"),
+        ("h", 2, "Наименование"),
+        ("text", "Мобильное приложение."),
+        ("h", 2, "Назначение"),
+        ("text", "Для студентов."),
+        ("h", 1, "Требования"),
+        ("text", _sentences(3)),
+    )
+    chunks = Chunker(ChunkingConfig(max_tokens=400, min_tokens=50)).chunk(doc)
+    first = chunks[0]
+    assert "Мобильное приложение." in first.text and "Для студентов." in first.text
+    assert first.sections == ["1.1", "1.2"]
+    assert first.heading_path == ["Общие сведения", "Наименование"]
+    # The next top-level section has another parent: never merged into the same chunk.
+    assert all("Требования" not in c.heading_path or "Для студентов." not in c.text for c in chunks)
+    assert chunks[-1].section == "2"
+
+
+def test_long_section_is_packed_under_the_limit_with_overlap_between_its_chunks():
+    paragraphs = [("text", _sentences(6, word=f"тема{i}")) for i in range(12)]
+    config = ChunkingConfig(max_tokens=250, overlap=0.12)
+    chunks = Chunker(config).chunk(_doc(("h", 1, "Длинный раздел"), *paragraphs))
+    assert len(chunks) >= 4
+    for chunk in chunks:
+        assert chunk.token_count <= 250 + int(250 * 0.12) + 5
+        assert chunk.heading_path == ["Длинный раздел"] and chunk.section == "1"
+    for before, after in zip(chunks, chunks[1:], strict=False):
+        last_sentence = before.text.rsplit(". ", 1)[-1].strip()
+        assert last_sentence[:30] in after.text  # the tail is carried over
+    overlap_tokens = count_tokens(chunks[1].text.split("\n\n")[0])
+    assert 0 < overlap_tokens <= 250 * 0.15
+
+
+def test_every_chunk_knows_its_heading_path_and_no_chunk_is_empty():
+    doc = _doc(
+        ("text", "Вступление до первого заголовка."),
+        ("h", 1, "A"),
+        ("text", _sentences(2)),
+        ("h", 2, "B"),
+        ("list", "- один\n- два"),
+        ("h", 3, "C"),
+        ("code", "```python\nprint(1)\n```"),
+    )
+    chunks = Chunker(ChunkingConfig(min_tokens=0)).chunk(doc)
+    assert [c.section for c in chunks] == ["", "1", "1.1", "1.1.1"]
+    assert [c.block_type for c in chunks] == ["text", "text", "list", "code"]
+    assert chunks[3].heading_path == ["A", "B", "C"]
+    assert all(c.text.strip() for c in chunks)
+
+
+def test_a_single_enormous_row_is_kept_whole_rather_than_cut():
+    table = Table(["Колонка"], [["очень " * 500], ["коротко"]])
+    chunks = Chunker(ChunkingConfig(max_tokens=100)).chunk(_doc(("h", 1, "T"), ("table", table)))
+    assert any("очень очень" in c.text and c.text.count("\n") == 2 for c in chunks)
+    assert any(c.text.endswith("| коротко |") for c in chunks)
