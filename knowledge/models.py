@@ -230,3 +230,56 @@ class CorpusStat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key}: {self.chunks} chunks"
+
+
+# --- versions: cached change summaries and the log of staff actions (knowledge.versions) ---
+
+
+class VersionChange(models.Model):
+    """The change summary between two versions of a document, computed once per pair.
+
+    The history page asks for each version against its predecessor; any other pair compared is
+    cached the same way. A row is stale when either version was re-ingested after it was
+    computed, or when the diff engine's number (``knowledge.versions.services.ENGINE``) moved on.
+    """
+
+    old = models.ForeignKey(DocumentVersion, on_delete=models.CASCADE, related_name="+")
+    new = models.ForeignKey(DocumentVersion, on_delete=models.CASCADE, related_name="+")
+    engine = models.PositiveSmallIntegerField(default=0)
+    summary = models.JSONField(default=dict)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["old", "new"], name="version_change_unique_pair")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.old_id} -> {self.new_id}"
+
+
+class VersionEvent(models.Model):
+    """A staff action on a version (label or date changed, moved, removed), kept after the
+    version itself is gone."""
+
+    class Action(models.TextChoices):
+        RELABEL = "relabel", "Label or date changed"
+        MOVE = "move", "Moved in the order"
+        REMOVE = "remove", "Removed"
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="version_events")
+    version = models.ForeignKey(
+        DocumentVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    action = models.CharField(max_length=20, choices=Action.choices)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    detail = models.JSONField(default=dict, blank=True)  # label, number, sha256, before/after
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.get_action_display()}: {self.detail.get('label', self.version_id)}"
