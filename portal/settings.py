@@ -113,6 +113,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "portal.context_processors.portal",
             ],
+            "builtins": ["template_partials.templatetags.partials"],
         },
     }
 ]
@@ -273,3 +274,22 @@ RERANKER_PATH = env_str("KB_RERANKER_PATH")
 RERANKER_ID = env_str("KB_RERANKER_ID")
 RERANK_CANDIDATES = env_int("KB_RERANK_CANDIDATES", 20, minimum=1)
 RERANK_MIN_SCORE = env_float("KB_RERANK_MIN_SCORE", 0.2)
+
+# --- answers: LLM (any OpenAI-compatible server), policy, guard -------------------------------
+LLM_BASE_URL = env_url("KB_LLM_BASE_URL", ("http", "https"))  # e.g. http://127.0.0.1:8080/v1
+LLM_MODEL = env_str("KB_LLM_MODEL", "local-model")
+LLM_API_KEY = env_str("KB_LLM_API_KEY")
+LLM_TEMPERATURE = env_float("KB_LLM_TEMPERATURE", 0.1)
+LLM_TIMEOUT = env_float("KB_LLM_TIMEOUT", 60.0)  # seconds between streamed tokens
+LLM_CONNECT_TIMEOUT = env_float("KB_LLM_CONNECT_TIMEOUT", 5.0)
+LLM_MAX_TOKENS = env_int("KB_LLM_MAX_TOKENS", 1024, minimum=16)
+CHAT_ENABLED = env_bool("KB_CHAT_ENABLED", True)  # kill switch; staff also have a toggle
+CHAT_HISTORY_TURNS = env_int("KB_CHAT_HISTORY_TURNS", 3, minimum=0, maximum=20)
+PII_REDACTION = env_bool("KB_PII_REDACTION", True)
+EXPAND_CHARS = env_int("KB_EXPAND_CHARS", 4000, minimum=500)
+CLARIFY_MARGIN = env_float(
+    "KB_CLARIFY_MARGIN", 0.03
+)  # best scores this close across documents: ask back
+CLARIFY_MAX_SIMILARITY = env_float(
+    "KB_CLARIFY_MAX_SIMILARITY", 0.55
+)  # leading chunks less alike: different topics

@@ -10,10 +10,10 @@ admin.site.site_header = "Knowledge Belt administration"
 admin.site.site_title = "Knowledge Belt"
 
 urlpatterns = [
-    path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("", include("chat.urls")),
     path("", include("knowledge.urls")),
 ]

@@ -1,17 +1,11 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_not_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from portal.health import as_json, service_states
-
-
-@require_GET
-def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "portal/home.html")
 
 
 @login_not_required

@@ -1,0 +1,281 @@
+"""Answering a question: one service, streamed as events, used by the page, the CLI and the API.
+
+guard -> standalone question -> search -> refuse | clarify | answer (LLM streamed, or
+extractive) -> check citations and classify -> store the message with its sources and timings.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from chat import policy
+from chat.citations import cited_numbers, clean_citations
+from chat.extractive import extractive_answer
+from chat.guard import chat_enabled, redact, refusal_text
+from chat.llm import LLM, LlmUnavailable, Usage, get_llm
+from chat.models import Conversation, Message
+from chat.prompting import build_messages, build_sources, is_russian
+from chat.rewrite import standalone_question
+from chat.storing import finish, store_sources
+from knowledge.retrieval.search import search
+from knowledge.retrieval.types import Filters
+
+logger = logging.getLogger(__name__)
+CHAT_OFF_NOTICE = "Чат временно отключён администратором. Документы, версии и поиск работают."
+
+
+@dataclass
+class Event:
+    kind: str  # "status" | "token" | "done"
+    text: str = ""
+
+
+def start_message(
+    conversation: Conversation,
+    question: str,
+    *,
+    search_override: str = "",
+    context: dict | None = None,
+) -> Message:
+    """Store the question (redacted) as a pending message; the answer is produced by ``stream_answer``."""
+    redacted = redact(question.strip())
+    message = Message.objects.create(
+        conversation=conversation,
+        question=redacted.text,
+        redactions=redacted.kinds,
+        search_override=redact(search_override).text if search_override else "",
+        context=context or {},
+    )
+    if not conversation.title:
+        conversation.title = redacted.text[:120]
+    conversation.save(update_fields=["title", "updated_at"])
+    return message
+
+
+def claim(message: Message) -> bool:
+    """Pending -> running, once: a reconnecting browser must not answer the question twice."""
+    return bool(
+        Message.objects.filter(pk=message.pk, status=Message.Status.PENDING).update(
+            status=Message.Status.RUNNING
+        )
+    )
+
+
+def stream_answer(message: Message, *, user, llm: LLM | None | bool = True) -> Iterator[Event]:
+    """Run the pipeline for a claimed message, yielding status and token events; stores it."""
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
+    llm = get_llm() if llm is True else (llm or None)
+    if not chat_enabled():
+        finish(
+            message,
+            answer=CHAT_OFF_NOTICE,
+            outcome=Message.Outcome.ERROR,
+            mode=Message.Mode.NONE,
+            timings=timings,
+            started=started,
+        )
+        yield Event("done")
+        return
+    history = _history(message)
+    tick = time.perf_counter()
+    query = message.search_override or standalone_question(message.question, history, llm)
+    timings["rewrite_ms"] = _ms(tick)
+    yield Event("status", "Ищу в документах…")
+    result = search(query, user=user, filters=_filters(message))
+    timings["search_ms"] = _ms(tick) - timings["rewrite_ms"]
+    timings["search"] = result.timings
+    message.retrieval_query = query
+    message.filters = result.filters.as_dict()
+    from knowledge.embedding import get_embedder
+
+    message.embedding_model = get_embedder().model_id
+    message.reranker_model = result.rerank_note if result.reranked else ""
+    if not result.hits:
+        yield from _refuse(message, result, llm, timings, started)
+        return
+    if not message.context and not message.search_override:
+        tiles = policy.clarification_tiles(result, message.question)
+        if tiles:
+            text = _clarifying_question(message.question, tiles)
+            finish(
+                message,
+                answer=text,
+                outcome=Message.Outcome.CLARIFICATION,
+                mode=Message.Mode.NONE,
+                tiles=[t.as_dict() for t in tiles],
+                timings=timings,
+                started=started,
+            )
+            yield Event("done")
+            return
+    sources = build_sources(result, question=message.question)
+    store_sources(message, sources)
+    if llm is None:
+        answer = extractive_answer(
+            message.question, [s.passage for s in sources], russian=is_russian(message.question)
+        )
+        _mark_cited(message, answer)
+        finish(
+            message,
+            answer=answer,
+            outcome=Message.Outcome.ANSWER,
+            mode=Message.Mode.EXTRACTIVE,
+            timings=timings,
+            started=started,
+        )
+        yield Event("done")
+        return
+    yield from _generate(message, sources, history, llm, timings, started)
+
+
+def answer_now(
+    conversation: Conversation,
+    question: str,
+    *,
+    user,
+    llm: LLM | None | bool = True,
+    search_override: str = "",
+    context: dict | None = None,
+) -> Message:
+    """The whole pipeline without streaming (CLI, JSON API)."""
+    message = start_message(
+        conversation, question, search_override=search_override, context=context
+    )
+    claim(message)
+    for _ in stream_answer(message, user=user, llm=llm):
+        pass
+    message.refresh_from_db()
+    return message
+
+
+def _ms(tick: float) -> float:
+    return round((time.perf_counter() - tick) * 1000, 1)
+
+
+def _history(message: Message) -> list[tuple[str, str, str]]:
+    from django.conf import settings
+
+    turns = settings.CHAT_HISTORY_TURNS
+    if not turns:
+        return []
+    previous = (
+        Message.objects.filter(
+            conversation=message.conversation, pk__lt=message.pk, status=Message.Status.DONE
+        )
+        .exclude(outcome=Message.Outcome.ERROR)
+        .order_by("-pk")[:turns]
+    )
+    return [(m.question, m.answer, m.retrieval_query) for m in reversed(list(previous))]
+
+
+def _filters(message: Message) -> Filters:
+    filters = Filters()
+    profile = message.conversation.profile
+    if profile is not None:
+        filters.source_ids = list(profile.allowed_sources.values_list("pk", flat=True))
+    document_id = (message.context or {}).get("document_id")
+    if document_id:
+        filters.document_ids = [int(document_id)]
+    return filters
+
+
+def _refuse(message: Message, result, llm: LLM | None, timings, started) -> Iterator[Event]:
+    tiles = policy.reformulation_tiles(message.question, result, llm)
+    finish(
+        message,
+        answer=refusal_text(),
+        outcome=Message.Outcome.REFUSAL,
+        mode=Message.Mode.NONE,
+        tiles=[t.as_dict() for t in tiles],
+        timings=timings,
+        started=started,
+    )
+    yield Event("done")
+
+
+def _clarifying_question(question: str, tiles: list[policy.Tile]) -> str:
+    if is_russian(question):
+        return "Вопрос можно понять по-разному: в документах это встречается в разных значениях. Уточните, что вы имеете в виду:"
+    return "The question can be read in several ways: the documents use these words for different things. Which one do you mean?"
+
+
+def _generate(message: Message, sources, history, llm: LLM, timings, started) -> Iterator[Event]:
+    profile = message.conversation.profile
+    refusal = refusal_text()
+    messages = build_messages(message.question, sources, history, profile=profile, refusal=refusal)
+    usage = Usage()
+    parts: list[str] = []
+    tick = time.perf_counter()
+    try:
+        for token in llm.stream(messages, temperature=_temperature(profile), usage=usage):
+            if not parts:
+                timings["llm_first_token_ms"] = _ms(tick)
+            parts.append(token)
+            yield Event("token", token)
+    except LlmUnavailable as exc:
+        notice = f"Языковая модель недоступна ({exc}); ниже — цитаты из документов."
+        answer = extractive_answer(
+            message.question, [s.passage for s in sources], russian=is_russian(message.question)
+        )
+        _mark_cited(message, answer)
+        finish(
+            message,
+            answer=answer,
+            outcome=Message.Outcome.ANSWER,
+            mode=Message.Mode.EXTRACTIVE,
+            notice=notice,
+            timings=timings,
+            started=started,
+            llm_model=llm.model_id,
+        )
+        yield Event("done")
+        return
+    timings["llm_ms"] = _ms(tick)
+    answer, removed = clean_citations("".join(parts).strip(), len(sources))
+    outcome = policy.classify(answer, refusal=refusal, llm=llm)
+    tiles: list[dict] = []
+    if outcome == "refusal":
+        answer = refusal  # one canonical sentence, so refusals can be counted
+        tiles = [
+            t.as_dict() for t in policy.reformulation_tiles(message.question, _NoResult(), llm)
+        ]
+    _mark_cited(message, answer)
+    finish(
+        message,
+        answer=answer,
+        outcome=outcome,
+        mode=Message.Mode.LLM,
+        tiles=tiles,
+        timings=timings,
+        started=started,
+        llm_model=llm.model_id,
+        removed_citations=removed,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+    )
+    yield Event("done")
+
+
+class _NoResult:
+    """Reformulation after an LLM refusal: the near misses are not known, the LLM suggests."""
+
+    near_misses: list = []
+
+
+def _temperature(profile) -> float:
+    from django.conf import settings
+
+    return profile.temperature if profile is not None else settings.LLM_TEMPERATURE
+
+
+def _mark_cited(message: Message, answer: str) -> None:
+    numbers = cited_numbers(answer)
+    with transaction.atomic():
+        message.sources.filter(number__in=numbers).update(cited=True)
+        message.sources.exclude(number__in=numbers).update(cited=False)

@@ -1,0 +1,67 @@
+"""``manage.py ask "QUESTION" [--profile NAME] [--json]``: the whole answer pipeline."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from chat.answering import answer_now
+from chat.models import AssistantProfile, Conversation
+from chat.serialize import message_json
+
+
+class Command(BaseCommand):
+    help = "Ask the knowledge base a question (retrieval + answer); prints the answer and sources."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("question")
+        parser.add_argument("--profile", default="", help="assistant profile name")
+        parser.add_argument(
+            "--user", default="", help="answer as this user (permissions); default: a staff view"
+        )
+        parser.add_argument("--json", action="store_true")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        user = self._user(options["user"])
+        profile = None
+        if options["profile"]:
+            profile = AssistantProfile.objects.filter(name__iexact=options["profile"]).first()
+            if profile is None:
+                names = ", ".join(AssistantProfile.objects.values_list("name", flat=True))
+                raise CommandError(f"no profile {options['profile']!r}; profiles: {names}")
+        conversation = Conversation.objects.create(
+            user=user, profile=profile, title=options["question"][:120]
+        )
+        message = answer_now(conversation, options["question"], user=user)
+        payload = message_json(message)
+        if options["json"]:
+            self.stdout.write(json.dumps(payload, ensure_ascii=False, indent=2))
+            return
+        if payload["notice"]:
+            self.stdout.write(self.style.WARNING(payload["notice"]))
+        self.stdout.write(payload["answer"])
+        for tile in payload["clarification"] or payload["reformulations"] or []:
+            self.stdout.write(f"  ? {tile['label']}")
+        for source in payload["sources"]:
+            mark = "*" if source["cited"] else " "
+            self.stdout.write(
+                f"{mark}[{source['number']}] {source['document']} ({source['version']}) "
+                f"§{source['section'] or '-'} {source['heading']}  score {source['score']:.3f}  {source['url']}"
+            )
+
+    def _user(self, username: str):
+        users = get_user_model()
+        if username:
+            try:
+                return users.objects.get(username=username)
+            except users.DoesNotExist:
+                raise CommandError(f"no user {username!r}") from None
+        # The command line is an operator's tool: it answers with a staff view, under a service
+        # account so that its conversations are kept apart from people's.
+        user, _ = users.objects.get_or_create(
+            username="cli", defaults={"is_staff": True, "is_active": False}
+        )
+        return user

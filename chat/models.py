@@ -1,0 +1,177 @@
+"""Conversations, messages (question + answer + what it was built from), assistant profiles,
+and the chat settings staff control (kill switch, canonical refusal)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+DEFAULT_REFUSAL = "В документах базы знаний нет ответа на этот вопрос."
+
+
+class AssistantProfile(models.Model):
+    class Kind(models.TextChoices):
+        ANSWER = "answer", "Answer from the documents"
+        DRAFT_TESTS = "draft_tests", "Draft test cases"
+        COVERAGE = "coverage", "Coverage check"
+
+    name = models.CharField(max_length=100, unique=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.ANSWER)
+    description = models.CharField(max_length=300, blank=True)
+    system_instruction = models.TextField(
+        help_text="Added to the portal's fixed rules (sources are data; cite [n]; refuse plainly)."
+    )
+    allowed_sources = models.ManyToManyField(
+        "knowledge.Source", blank=True, help_text="Empty: every source the user may read."
+    )
+    temperature = models.FloatField(default=0.1)
+    is_default = models.BooleanField(default=False)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ChatSettings(models.Model):
+    """One row: what staff switch at run time (the environment can force the chat off)."""
+
+    chat_enabled = models.BooleanField(default=True)
+    refusal_text = models.CharField(max_length=500, default=DEFAULT_REFUSAL)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "chat settings"
+
+    def __str__(self) -> str:
+        return "Chat settings"
+
+    @classmethod
+    def current(cls) -> ChatSettings:
+        row, _ = cls.objects.get_or_create(pk=1)
+        return row
+
+
+class Conversation(models.Model):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations"
+    )
+    title = models.CharField(max_length=200, blank=True)
+    profile = models.ForeignKey(AssistantProfile, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+
+    def __str__(self) -> str:
+        return self.title or f"Conversation {self.pk}"
+
+
+class Message(models.Model):
+    class Outcome(models.TextChoices):
+        ANSWER = "answer", "Answer"
+        PARTIAL = "partial", "Partial answer"
+        REFUSAL = "refusal", "Refusal"
+        CLARIFICATION = "clarification", "Clarification"
+        ERROR = "error", "Error"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+
+    class Mode(models.TextChoices):
+        LLM = "llm", "Generated"
+        EXTRACTIVE = "extractive", "Extractive"
+        DIFF = "diff", "From the version diff"
+        NONE = "none", "No generation"
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="messages"
+    )
+    question = models.TextField(help_text="As asked, with personal data redacted.")
+    retrieval_query = models.TextField(
+        blank=True, help_text="The standalone question searched for."
+    )
+    search_override = models.TextField(
+        blank=True, help_text="A reformulation tile searched instead."
+    )
+    context = models.JSONField(
+        default=dict, blank=True, help_text="A clarification tile's restriction."
+    )
+    answer = models.TextField(blank=True)
+    outcome = models.CharField(max_length=20, choices=Outcome.choices, blank=True)
+    mode = models.CharField(max_length=20, choices=Mode.choices, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    notice = models.TextField(
+        blank=True, help_text="Shown above the answer (e.g. the LLM was down)."
+    )
+    tiles = models.JSONField(default=list, blank=True)  # clarification or reformulation tiles
+    filters = models.JSONField(default=dict, blank=True)
+    redactions = models.JSONField(default=list, blank=True)  # kinds of personal data removed
+    embedding_model = models.CharField(max_length=200, blank=True)
+    reranker_model = models.CharField(max_length=200, blank=True)
+    llm_model = models.CharField(max_length=200, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    timings = models.JSONField(default=dict, blank=True)
+    removed_citations = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        indexes = [
+            models.Index(fields=["created_at"], name="message_created"),
+            models.Index(fields=["outcome", "created_at"], name="message_outcome_created"),
+        ]
+
+    def __str__(self) -> str:
+        return self.question[:80]
+
+
+class MessageSource(models.Model):
+    """A chunk the answer was built from, numbered as the model saw it ([1], [2], …)."""
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="sources")
+    number = models.PositiveSmallIntegerField()
+    chunk = models.ForeignKey(
+        "knowledge.Chunk", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    document = models.ForeignKey(
+        "knowledge.Document", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    version = models.ForeignKey(
+        "knowledge.DocumentVersion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    title = models.CharField(max_length=500)
+    version_label = models.CharField(max_length=200, blank=True)
+    section = models.CharField(max_length=50, blank=True)
+    heading = models.CharField(max_length=1000, blank=True)
+    quote = models.TextField(blank=True)
+    url = models.CharField(max_length=1000, blank=True)
+    score = models.FloatField(default=0.0)
+    scores = models.JSONField(default=dict, blank=True)  # every stage's rank and score
+    cited = models.BooleanField(default=False)
+    note = models.CharField(
+        max_length=300, blank=True
+    )  # e.g. "this section changed in the latest version"
+
+    class Meta:
+        ordering = ["message", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["message", "number"], name="source_unique_number")
+        ]
+
+    def __str__(self) -> str:
+        return f"[{self.number}] {self.title}"

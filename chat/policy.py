@@ -1,0 +1,172 @@
+"""The answer policy: refuse honestly, ask back when the question is ambiguous, name the gap.
+
+- Refusal without the LLM: no chunk passes the minimum score (the search says so).
+- Every generated answer is classified answer / partial / refusal by rules first, and by a
+  short second LLM call only when the rules cannot tell; a refusal in the model's own words is
+  replaced by the one canonical sentence, so refusals can be counted.
+- Clarification: the best chunks come from different documents that talk about different
+  things, with scores too close to choose: a short question back with up to five tiles.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+from django.conf import settings
+
+from chat.citations import cited_numbers
+from chat.llm import LLM, LlmUnavailable
+from chat.prompts import CLASSIFY_SYSTEM, REFORMULATE_SYSTEM
+from knowledge.retrieval.types import Candidate, SearchResult
+
+_REFUSAL = re.compile(
+    r"(нет (?:ответа|информации|сведений|данных)|не (?:содерж|упомина|описан|указан\w* ответ)|"
+    r"не удалось найти|не могу (?:ответить|найти)|к сожалению|ничего не (?:сказано|найдено)|"
+    r"no (?:information|answer|mention)|do(?:es)? not (?:contain|mention|cover|say)|"
+    r"cannot (?:answer|find)|could not find|not (?:found|mentioned) in the (?:sources|documents)|"
+    r"unfortunately)",
+    re.IGNORECASE,
+)
+_PARTIAL = re.compile(
+    r"(частично|не указан|не описан|не приводится|нет данных о|нет сведений о|"
+    r"документы не (?:содержат|описывают|указывают)|остальн\w+ .{0,40}не|"
+    r"partial|not (?:specified|stated|described|covered)|do(?:es)? not (?:say|specify|cover))",
+    re.IGNORECASE,
+)
+
+
+def classify(answer: str, *, refusal: str, llm: LLM | None) -> str:
+    """ "answer", "partial" or "refusal": rules first, a short LLM call only when unclear."""
+    text = answer.strip()
+    if not text or text == refusal:
+        return "refusal"
+    has_citations = bool(cited_numbers(text))
+    refusing = bool(_REFUSAL.search(text))
+    partial = bool(_PARTIAL.search(text))
+    if has_citations and not refusing and not partial:
+        return "answer"
+    if has_citations and (partial or refusing):
+        return "partial"
+    if refusing and not has_citations:
+        return "refusal"
+    if llm is None:
+        return "answer" if len(text) > 40 else "refusal"
+    try:
+        verdict = llm.complete(
+            [{"role": "system", "content": CLASSIFY_SYSTEM}, {"role": "user", "content": text}],
+            max_tokens=5,
+        ).lower()
+    except LlmUnavailable:
+        return "answer"
+    for word in ("refusal", "partial", "answer"):
+        if word in verdict:
+            return word
+    return "answer"
+
+
+@dataclass
+class Tile:
+    label: str
+    kind: str  # "clarify" (restrict to a document) or "reformulate" (search with other words)
+    query: str = ""
+    document_id: int | None = None
+    section: str = ""
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v not in (None, "")}
+
+
+def clarification_tiles(result: SearchResult, question: str) -> list[Tile]:
+    """Tiles when the best candidates split across documents about different things."""
+    from knowledge.models import Chunk
+
+    if result.browse or len(result.hits) < 2 or len(question.split()) > 12:
+        return []
+    best_per_document: dict[int, Candidate] = {}
+    for hit in result.hits:
+        best_per_document.setdefault(hit.document_id, hit)
+    leaders = sorted(best_per_document.values(), key=lambda c: -c.score)
+    top = leaders[0].score
+    close = [c for c in leaders if top - c.score <= settings.CLARIFY_MARGIN][:5]
+    if len(close) < 2:
+        return []
+    chunks = {
+        c.pk: c
+        for c in Chunk.objects.filter(pk__in=[c.chunk_id for c in close]).select_related("document")
+    }
+    vectors = [
+        np.asarray(chunks[c.chunk_id].embedding, dtype=np.float32)
+        for c in close
+        if c.chunk_id in chunks
+    ]
+    if len(vectors) < 2:
+        return []
+    # Different topics: the leading chunks are not about the same thing as each other.
+    similarity = float(
+        np.dot(vectors[0], vectors[1])
+        / (np.linalg.norm(vectors[0]) * np.linalg.norm(vectors[1]) + 1e-9)
+    )
+    if similarity >= settings.CLARIFY_MAX_SIMILARITY:
+        return []
+    tiles = []
+    for candidate in close:
+        chunk = chunks.get(candidate.chunk_id)
+        if chunk is None:
+            continue
+        heading = " › ".join(chunk.heading_path[-2:])
+        label = (
+            chunk.document.title
+            if not heading or heading == chunk.document.title
+            else f"{chunk.document.title} — {heading}"
+        )
+        tiles.append(
+            Tile(
+                label=label[:140],
+                kind="clarify",
+                document_id=chunk.document_id,
+                section=chunk.section,
+            )
+        )
+    return tiles
+
+
+def reformulation_tiles(question: str, result: SearchResult, llm: LLM | None) -> list[Tile]:
+    """Up to three other ways to ask: from the LLM, or from the headings of near misses."""
+    suggestions: list[str] = []
+    if llm is not None:
+        try:
+            reply = llm.complete(
+                [
+                    {"role": "system", "content": REFORMULATE_SYSTEM},
+                    {"role": "user", "content": question},
+                ],
+                temperature=0.3,
+                max_tokens=150,
+            )
+            suggestions = [
+                line.strip(" -•\t") for line in reply.splitlines() if line.strip(" -•\t")
+            ]
+        except LlmUnavailable:
+            suggestions = []
+    if not suggestions:
+        suggestions = _near_miss_headings(result)
+    seen: set[str] = {question.strip().lower()}
+    tiles = []
+    for text in suggestions:
+        if text.lower() not in seen and len(text) > 3:
+            seen.add(text.lower())
+            tiles.append(Tile(label=text[:140], kind="reformulate", query=text[:300]))
+    return tiles[:3]
+
+
+def _near_miss_headings(result: SearchResult) -> list[str]:
+    from knowledge.models import Chunk
+
+    ids = [c.chunk_id for c in result.near_misses[:8]]
+    headings = []
+    for chunk in Chunk.objects.filter(pk__in=ids).select_related("document"):
+        path = [p for p in chunk.heading_path if p] or [chunk.document.title]
+        headings.append(path[-1])
+    return list(dict.fromkeys(headings))

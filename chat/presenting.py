@@ -1,0 +1,47 @@
+"""How a message looks on the page: Markdown rendered and sanitised, citations as links."""
+
+from __future__ import annotations
+
+import re
+
+from django.utils.html import escape
+
+from chat.models import Message
+from portal.markdown import render_markdown
+
+_CITE = re.compile(r"\[(\d{1,2})\]")
+MODE_LABELS = {
+    "extractive": "quotes from the documents, no language model",
+    "llm": "generated from the sources",
+    "diff": "from the version comparison",
+}
+
+
+def answer_html(message: Message, sources: list) -> str:
+    """The answer as safe HTML; [n] become links to the cited chunk in the document viewer."""
+    html = render_markdown(message.answer)
+    by_number = {s.number: s for s in sources}
+
+    def link(match: re.Match[str]) -> str:
+        source = by_number.get(int(match.group(1)))
+        if source is None:
+            return match.group(0)
+        title = escape(f"{source.title} — {source.heading}")
+        return f'<a class="cite" href="{escape(source.url)}" title="{title}">[{source.number}]</a>'
+
+    return _CITE.sub(link, html)
+
+
+def turn_context(message: Message) -> dict:
+    sources = list(message.sources.all()) if message.pk else []
+    done = message.status == Message.Status.DONE
+    return {
+        "message": message,
+        "done": done,
+        "answer_html": answer_html(message, sources) if done else "",
+        "sources": sources,
+        "cited_sources": [s for s in sources if s.cited] or sources[:3],
+        "tiles": list(enumerate(message.tiles or [])),
+        "mode_label": MODE_LABELS.get(message.mode, ""),
+        "context_label": (message.context or {}).get("label", ""),
+    }

@@ -1,0 +1,52 @@
+"""The JSON shape of an answer (manage.py ask --json, POST /api/v1/ask)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from chat.models import Message
+
+
+def message_json(message: Message, *, base_url: str = "") -> dict:
+    tiles = message.tiles or []
+    clarification = [t for t in tiles if t.get("kind") == "clarify"]
+    reformulations = [t for t in tiles if t.get("kind") == "reformulate"]
+    return {
+        "id": message.pk,
+        "question": message.question,
+        "retrieval_query": message.retrieval_query,
+        "answer": message.answer,
+        "outcome": message.outcome,
+        "refused": message.outcome == Message.Outcome.REFUSAL,
+        "partial": message.outcome == Message.Outcome.PARTIAL,
+        "clarification": clarification or None,
+        "reformulations": reformulations,
+        "mode": message.mode,
+        "notice": message.notice,
+        "redactions": message.redactions,
+        "sources": [
+            {
+                "number": s.number,
+                "document": s.title,
+                "document_id": s.document_id,
+                "version": s.version_label,
+                "version_id": s.version_id,
+                "section": s.section,
+                "heading": s.heading,
+                "quote": s.quote,
+                "url": base_url + s.url,
+                "score": round(s.score, 4),
+                "cited": s.cited,
+                "note": s.note,
+            }
+            for s in message.sources.all()
+        ],
+        "models": {
+            "embedding": message.embedding_model,
+            "reranker": message.reranker_model or None,
+            "llm": message.llm_model or None,
+        },
+        "timings": message.timings,
+        "tokens": {"prompt": message.prompt_tokens, "completion": message.completion_tokens},
+        "llm_configured": bool(settings.LLM_BASE_URL),
+    }
