@@ -35,6 +35,14 @@ _BLOCK_TYPES: list[tuple[re.Pattern[str], list[str]]] = [
         ["code"],
     ),
 ]
+# A question about the notion itself ("что такое тест-кейс", "how to write test cases") is
+# answered from prose, so naming a block type there is not a filter.
+_ABOUT_NOTION = re.compile(
+    r"(?:\bчто (?:так\w*|значит|означает)|\bкак\w*(?:\s+\w+)? (?:писать|написать|составить|составлять|"
+    r"оформить|оформлять|создать|создавать|вести)|\bзачем\b|\bчем отлича\w*|\bопредели\w*|"
+    r"\bwhat (?:is|are|does)\b|\bhow (?:to|do|does|should|can)\b|\bwhy\b|\bdefin\w*)",
+    re.IGNORECASE,
+)
 _MONTHS = {
     "январ": 1,
     "феврал": 2,
@@ -134,10 +142,10 @@ def route(question: str, *, source_names: dict[str, int] | None = None) -> Route
         text = _SECTION.sub(" ", text)
         notes.append("section " + ", ".join(filters.sections))
     for pattern, kinds in _BLOCK_TYPES:
-        if pattern.search(text):
-            for kind in kinds:
-                if kind not in filters.block_types:
-                    filters.block_types.append(kind)
+        if pattern.search(text) and not _ABOUT_NOTION.search(question):
+            filters.block_types.extend(k for k in kinds if k not in filters.block_types)
+            # The filter says it now; left in, the words would only favour chunks naming them.
+            text = pattern.sub(" ", text)
             notes.append("block types " + ", ".join(kinds))
             break  # the most specific type named wins
     for name, source_id in (source_names or {}).items():

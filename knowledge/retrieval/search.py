@@ -172,18 +172,6 @@ def _min_score(options: SearchOptions, reranked: bool) -> float:
     return settings.RERANK_MIN_SCORE if reranked else settings.SEARCH_MIN_SCORE
 
 
-@lru_cache(maxsize=1)
-def _languages_cached(stamp: int) -> tuple[str, ...]:
-    languages = set(
-        Chunk.objects.filter(searchable=True).values_list("language", flat=True).distinct()
-    )
-    return tuple(sorted(languages | {"simple"})) if languages else ("russian", "english", "simple")
-
-
-def _languages() -> tuple[str, ...]:
-    return _languages_cached(int(time.time() // 60))  # refreshed every minute
-
-
 @lru_cache(maxsize=4)
 def _stored_models(stamp: int) -> tuple[str, ...]:
     from knowledge.models import DocumentVersion
@@ -226,7 +214,7 @@ def _rank(
     idf: dict[str, float] = {}
     if "lexical" in options.lists:
         tick = time.perf_counter()
-        lexemes = q.query_lexemes(text, _languages())
+        lexemes = q.query_lexemes(text, q.LANGUAGES)
         df, total, avg_length = q.term_stats(lexemes)
         idf = {x: fusion.bm25_idf(df[x], total) for x in lexemes if df.get(x)}
         ceiling = (q.BM25_K1 + 1) * fusion.bm25_ceiling(idf.values())
@@ -255,8 +243,9 @@ def _rank(
             c.lexical_norm if "lexical" in options.lists else None,
             dense_weight=_dense_weight(options),
         )
+    # Documents and freshness first: the per-document cap and the freshness tie-break need them.
+    _attach_documents(list(candidates.values()))
     ranked = _fuse(list(candidates.values()), options)
-    _attach_documents(ranked)
     timings["fusion"] = timings.get("fusion", 0) + _since(tick)
     return ranked
 

@@ -18,6 +18,10 @@ from knowledge.retrieval.types import Filters
 BM25_K1 = 1.2
 BM25_B = 0.75
 HEADING_TF = 2.0  # a query term in the heading path or title counts like this many body hits
+# Every text-search configuration a chunk can be stored under (knowledge.parsing.base.
+# detect_language): a question is turned into lexemes under each, so it matches chunks of any
+# language without knowing its own. Lexemes no chunk has carry no statistics and drop out.
+LANGUAGES = ("english", "russian", "simple")
 
 
 @dataclass

@@ -1,0 +1,112 @@
+"""The fusion and selection maths on their own (no database)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from knowledge.retrieval import fusion
+from knowledge.retrieval.types import Candidate
+
+
+def cand(chunk_id: int, score: float, document_id: int = 0, **extra) -> Candidate:
+    return Candidate(chunk_id, document_id=document_id or chunk_id, score=score, **extra)
+
+
+def test_rrf_sums_reciprocal_ranks_over_lists():
+    scores = fusion.rrf([[1, 2, 3], [3, 1]], k=60)
+    assert scores[1] == pytest.approx(1 / 61 + 1 / 62)
+    assert scores[2] == pytest.approx(1 / 62)
+    assert scores[3] == pytest.approx(1 / 63 + 1 / 61)
+    assert max(scores, key=scores.get) == 1
+
+
+def test_rrf_weights_scale_each_list():
+    scores = fusion.rrf([[1, 2], [2, 1]], k=1, weights=[3.0, 1.0])
+    assert scores[1] == pytest.approx(3 / 2 + 1 / 3)
+    assert scores[2] == pytest.approx(3 / 3 + 1 / 2)
+
+
+def test_rrf_needs_one_weight_per_list():
+    with pytest.raises(ValueError):
+        fusion.rrf([[1], [2]], weights=[1.0])
+
+
+def test_calibrated_is_a_convex_combination():
+    assert fusion.calibrated(0.8, 0.4, dense_weight=0.5) == pytest.approx(0.6)
+    assert fusion.calibrated(0.8, 0.4, dense_weight=1.0) == pytest.approx(0.8)
+    assert fusion.calibrated(0.8, 0.4, dense_weight=0.0) == pytest.approx(0.4)
+
+
+def test_calibrated_counts_missing_and_negative_cosine_as_zero():
+    assert fusion.calibrated(None, 0.5, dense_weight=0.5) == pytest.approx(0.25)
+    assert fusion.calibrated(-0.7, None, dense_weight=0.5) == 0.0
+
+
+def test_bm25_idf_is_positive_and_falls_with_document_frequency():
+    n = 1000
+    idfs = [fusion.bm25_idf(df, n) for df in (1, 10, 500, 1000)]
+    assert idfs == sorted(idfs, reverse=True)
+    assert all(x > 0 for x in idfs)  # Lucene's variant: a term in every chunk still counts a bit
+    assert idfs[0] == pytest.approx(math.log(1 + (n - 1 + 0.5) / 1.5))
+
+
+def test_bm25_ceiling_is_the_sum_of_idf():
+    assert fusion.bm25_ceiling([1.5, 2.0, 0.25]) == pytest.approx(3.75)
+    assert fusion.bm25_ceiling([]) == 0
+
+
+def test_cap_per_document_keeps_order_and_at_most_n_of_a_document():
+    ranked = [cand(1, 0.9, 10), cand(2, 0.8, 10), cand(3, 0.7, 10), cand(4, 0.6, 20)]
+    kept = fusion.cap_per_document(ranked, 2)
+    assert [c.chunk_id for c in kept] == [1, 2, 4]
+    assert [c.chunk_id for c in fusion.cap_per_document(ranked, 1)] == [1, 4]
+
+
+def test_order_sorts_best_score_first():
+    ranked = fusion.order([cand(1, 0.2), cand(2, 0.9), cand(3, 0.5)])
+    assert [c.chunk_id for c in ranked] == [2, 3, 1]
+
+
+def test_ties_go_to_the_fresher_chunk_when_the_source_prefers_fresh():
+    old = cand(1, 0.5, freshness=1_000.0, prefer_fresh=True)
+    new = cand(2, 0.5, freshness=2_000.0, prefer_fresh=True)
+    assert [c.chunk_id for c in fusion.order([old, new])] == [2, 1]
+
+
+def test_ties_keep_their_order_when_no_source_prefers_fresh():
+    old = cand(1, 0.5, freshness=1_000.0)
+    new = cand(2, 0.5, freshness=2_000.0)
+    assert [c.chunk_id for c in fusion.order([old, new])] == [1, 2]
+
+
+def test_freshness_never_beats_a_better_score():
+    better_old = cand(1, 0.51, freshness=1_000.0, prefer_fresh=True)
+    new = cand(2, 0.50, freshness=2_000.0, prefer_fresh=True)
+    assert [c.chunk_id for c in fusion.order([new, better_old])] == [1, 2]
+
+
+def test_select_applies_cap_then_minimum_score_then_n():
+    ranked = [
+        cand(1, 0.9, 10),
+        cand(2, 0.85, 10),
+        cand(3, 0.8, 10),  # third of document 10: capped, must not take a slot
+        cand(4, 0.7, 20),
+        cand(5, 0.6, 30),
+        cand(6, 0.2, 40),  # below the minimum
+    ]
+    hits, misses = fusion.select(ranked, n=3, per_document=2, min_score=0.3)
+    assert [c.chunk_id for c in hits] == [1, 2, 4]
+    assert [c.chunk_id for c in misses] == [6]
+
+
+def test_select_with_nothing_above_the_minimum_returns_only_near_misses():
+    hits, misses = fusion.select([cand(1, 0.29), cand(2, 0.1)], n=5, per_document=2, min_score=0.3)
+    assert hits == []
+    assert [c.chunk_id for c in misses] == [1, 2]
+
+
+def test_a_score_exactly_at_the_minimum_counts():
+    hits, _ = fusion.select([cand(1, 0.3)], n=5, per_document=2, min_score=0.3)
+    assert [c.chunk_id for c in hits] == [1]
