@@ -1,0 +1,122 @@
+"""Which document a question names, by the words of its title (pure Python).
+
+A document is known by its title, its path and the opening of its current version (a title
+page or introduction says "Программа и методика испытаний", "Terms of Service"). GOST document
+types are often named by abbreviation: "ПМИ" in a file name and "программа и методика
+испытаний" in a question are the same name. Words are compared by a crude stem (first five
+letters, ё as е), weighted by how few candidate documents share them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+# GOST 19/34 document types: abbreviation -> the words it stands for.
+ABBREVIATIONS = {
+    "пми": "программа и методика испытаний",
+    "тз": "техническое задание",
+    "пз": "пояснительная записка",
+    "рп": "руководство программиста",
+    "ро": "руководство оператора",
+    "рс": "руководство системного программиста",
+    "тп": "текст программы",
+    "лу": "лист утверждения",
+    "tos": "terms of service",
+}
+
+_WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
+STOP_STEMS = {
+    # question words and the vocabulary of asking about versions, in both languages
+    "что", "как", "какие", "какой", "где", "когда", "между", "измен", "издан", "верси",
+    "редак", "докум", "посл", "после", "предыд", "прошл", "последн", "текущ", "сравн",
+    "разни", "отлич", "стало", "было", "появи", "удале", "добав", "what", "which", "where",
+    "when", "chang", "diffe", "betwe", "versi", "docum", "compa", "previ", "lates", "curre",
+    "added", "remov", "there", "about", "with", "from", "this", "that", "have", "does",
+}  # fmt: skip
+
+
+def stem(word: str) -> str:
+    word = word.casefold().replace("ё", "е")
+    return word[:5]
+
+
+def stems(text: str, *, minimum: int = 3) -> list[str]:
+    """Stems of the text's words of ``minimum`` letters or more, question vocabulary dropped."""
+    out = []
+    for word in _WORD.findall(text):
+        if len(word) < minimum and word.casefold() not in ABBREVIATIONS:
+            continue
+        s = stem(word)
+        if s not in STOP_STEMS and s[:4] not in STOP_STEMS:
+            out.append(s)
+    return out
+
+
+@dataclass
+class Candidate:
+    key: int  # the document's primary key
+    title: str  # title and path
+    opening: str  # the first blocks of the current version
+
+
+def _expansions(text: str) -> list[str]:
+    words = {w.casefold() for w in _WORD.findall(text)}
+    return [full for short, full in ABBREVIATIONS.items() if short in words]
+
+
+def _names(candidate: Candidate) -> tuple[set[str], set[str]]:
+    """Stems of the document's name (title, path, their abbreviations spelled out) and of its
+    opening text."""
+    title = " ".join([candidate.title, *_expansions(candidate.title)])
+    return set(stems(title, minimum=2)), set(stems(candidate.opening))
+
+
+def _phrases(question: str) -> list[str]:
+    """Abbreviations the question spells out or uses."""
+    asked = set(stems(question, minimum=2))
+    found = []
+    for short, full in ABBREVIATIONS.items():
+        full_stems = set(stems(full))
+        if short in {w.casefold() for w in _WORD.findall(question)} or full_stems <= asked:
+            found.append(full)
+    return found
+
+
+def best_candidate(question: str, candidates: Iterable[Candidate]) -> int | None:
+    """The key of the document the question names, or None when none (or several) fits."""
+    candidates = list(candidates)
+    asked = set(stems(question, minimum=2))
+    if not asked or not candidates:
+        return None
+    names = [_names(c) for c in candidates]
+    df: Counter[str] = Counter()
+    for title, opening in names:
+        df.update(title | opening)
+    phrases = _phrases(question)
+    scored = []
+    for candidate, (title, opening) in zip(candidates, names, strict=True):
+        score = 0.0
+        for s in asked:
+            idf = math.log(1 + len(candidates) / (1 + df[s])) + 0.1
+            if s in title:
+                score += 3 * idf
+            elif s in opening:
+                score += idf
+        for phrase in phrases:
+            phrase_stems = set(stems(phrase))
+            if phrase_stems <= title:
+                score += 8
+            elif phrase_stems <= opening:
+                score += 2
+        scored.append((score, candidate.key))
+    scored.sort(reverse=True)
+    best_score, best_key = scored[0]
+    runner_up = scored[1][0] if len(scored) > 1 else 0.0
+    # Too little evidence, or a tie between two documents: do not guess.
+    if best_score < 2.5 or best_score - runner_up < 0.5:
+        return None
+    return best_key

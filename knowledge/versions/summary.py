@@ -1,0 +1,91 @@
+"""A change summary: sections added, removed, changed and moved; words added and removed; table
+rows. Plain data, stored as JSON next to the versions it describes."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from knowledge.versions.diff import DocumentDiff
+
+NO_TEXT_CHANGES = "No text changes"
+MAX_LISTED = 12
+
+
+@dataclass
+class ChangeSummary:
+    sections_added: int = 0
+    sections_removed: int = 0
+    sections_changed: int = 0
+    sections_moved: int = 0
+    sections_renamed: int = 0
+    words_added: int = 0
+    words_removed: int = 0
+    rows_added: int = 0
+    rows_removed: int = 0
+    rows_changed: int = 0
+    # The first changed sections' labels ("2.1 Scope"), for a history line.
+    changed: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, diff: DocumentDiff) -> ChangeSummary:
+        summary = cls()
+        for section in diff.sections:
+            status = section.status
+            if status == "added":
+                summary.sections_added += 1
+            elif status == "removed":
+                summary.sections_removed += 1
+            elif status == "changed":
+                summary.sections_changed += 1
+            summary.sections_moved += section.moved
+            summary.sections_renamed += section.renamed
+            summary.words_added += section.words_added
+            summary.words_removed += section.words_removed
+            for block in section.blocks:
+                if block.table is not None:
+                    summary.rows_added += block.table.count("added")
+                    summary.rows_removed += block.table.count("removed")
+                    summary.rows_changed += block.table.count("changed")
+            if (status != "same" or section.moved) and len(summary.changed) < MAX_LISTED:
+                summary.changed.append(section.label)
+        return summary
+
+    @property
+    def text_changed(self) -> bool:
+        counts = (
+            self.sections_added,
+            self.sections_removed,
+            self.sections_changed,
+            self.sections_moved,
+            self.words_added,
+            self.words_removed,
+        )
+        return any(counts)
+
+    def as_text(self) -> str:
+        """One line: "2 sections changed, 1 added; +120 / −45 words", or "No text changes"."""
+        if not self.text_changed:
+            return NO_TEXT_CHANGES
+        parts = []
+        for count, word in (
+            (self.sections_changed, "changed"),
+            (self.sections_added, "added"),
+            (self.sections_removed, "removed"),
+            (self.sections_moved, "moved"),
+        ):
+            if count:
+                noun = "section" if count == 1 else "sections"
+                parts.append(f"{count} {noun} {word}" if not parts else f"{count} {word}")
+        line = ", ".join(parts)
+        words = f"+{self.words_added} / −{self.words_removed} words"
+        return f"{line}; {words}" if line else words
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ChangeSummary:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
