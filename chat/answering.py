@@ -186,7 +186,8 @@ def _filters(message: Message) -> Filters:
 
 
 def _refuse(message: Message, result, llm: LLM | None, timings, started) -> Iterator[Event]:
-    tiles = policy.reformulation_tiles(message.question, result, llm)
+    # Decided without the LLM, and it stays that way: the tiles come from the near misses.
+    tiles = policy.reformulation_tiles(message.question, result, None)
     finish(
         message,
         answer=refusal_text(),
@@ -239,6 +240,9 @@ def _generate(message: Message, sources, history, llm: LLM, timings, started) ->
     timings["llm_ms"] = _ms(tick)
     answer, removed = clean_citations("".join(parts).strip(), len(sources))
     outcome = policy.classify(answer, refusal=refusal, llm=llm)
+    if policy.leaks_instruction(answer, messages[0]["content"]):
+        logger.warning("answer to message %s repeated the system instruction; replaced", message.pk)
+        outcome = "refusal"
     tiles: list[dict] = []
     if outcome == "refusal":
         answer = refusal  # one canonical sentence, so refusals can be counted

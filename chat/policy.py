@@ -37,6 +37,21 @@ _PARTIAL = re.compile(
 )
 
 
+def leaks_instruction(answer: str, system: str, *, run: int = 80) -> bool:
+    """True when the answer repeats ``run`` or more characters of the system instruction."""
+    from difflib import SequenceMatcher
+
+    a, b = " ".join(answer.lower().split()), " ".join(system.lower().split())
+    if len(a) < run:
+        return False
+    match = SequenceMatcher(None, a, b, autojunk=False).find_longest_match(0, len(a), 0, len(b))
+    return match.size >= run
+
+
+def looks_like_refusal(text: str) -> bool:
+    return bool(_REFUSAL.search(text))
+
+
 def classify(answer: str, *, refusal: str, llm: LLM | None) -> str:
     """ "answer", "partial" or "refusal": rules first, a short LLM call only when unclear."""
     text = answer.strip()
@@ -82,14 +97,14 @@ def clarification_tiles(result: SearchResult, question: str) -> list[Tile]:
     """Tiles when the best candidates split across documents about different things."""
     from knowledge.models import Chunk
 
-    if result.browse or len(result.hits) < 2 or len(question.split()) > 12:
+    if result.browse or len(result.hits) < 2 or len(question.split()) > settings.CLARIFY_MAX_WORDS:
         return []
     best_per_document: dict[int, Candidate] = {}
     for hit in result.hits:
         best_per_document.setdefault(hit.document_id, hit)
     leaders = sorted(best_per_document.values(), key=lambda c: -c.score)
     top = leaders[0].score
-    close = [c for c in leaders if top - c.score <= settings.CLARIFY_MARGIN][:5]
+    close = [c for c in leaders if c.score >= top * settings.CLARIFY_RATIO][:5]
     if len(close) < 2:
         return []
     chunks = {

@@ -45,7 +45,17 @@ def standalone_question(question: str, history: list[tuple[str, str, str]], llm:
     except LlmUnavailable:
         return fallback
     rewritten = rewritten.strip().strip('"«»')
-    # An unusable rewrite (empty, rambling, or an answer instead of a question) is not searched.
-    if not rewritten or len(rewritten) > 3 * len(fallback) + 50 or "\n" in rewritten.strip():
+    # An unusable rewrite (empty, rambling, a refusal or an answer instead of a question, or one
+    # sharing no word with the conversation) is not searched.
+    from chat.policy import looks_like_refusal
+
+    words = set(re.findall(r"\w{4,}", (fallback).lower()))
+    if (
+        not rewritten
+        or len(rewritten) > 3 * len(fallback) + 50
+        or "\n" in rewritten
+        or looks_like_refusal(rewritten)
+        or not words & set(re.findall(r"\w{4,}", rewritten.lower()))
+    ):
         return fallback
     return rewritten

@@ -18,8 +18,20 @@ def index_name(model_id: str) -> str:
     return "chunk_hnsw_" + hashlib.sha1(model_id.encode()).hexdigest()[:12]
 
 
+def vector_index_exists(model_id: str) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT to_regclass(%s) IS NOT NULL", [index_name(model_id)])
+        return bool(cursor.fetchone()[0])
+
+
 def ensure_vector_index(model_id: str, dimensions: int) -> None:
-    """Create the HNSW (cosine) index for ``model_id`` if it does not exist yet."""
+    """Create the HNSW (cosine) index for ``model_id`` if it does not exist yet.
+
+    Checked first, so that the usual case runs no DDL (DDL on a table with pending deferred
+    constraint checks fails inside a transaction).
+    """
+    if vector_index_exists(model_id):
+        return
     statement = sql.SQL(
         "CREATE INDEX IF NOT EXISTS {name} ON knowledge_chunk USING hnsw "
         "((embedding::vector({dims})) vector_cosine_ops) WITH (m = 16, ef_construction = 64) "

@@ -113,7 +113,10 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "portal.context_processors.portal",
             ],
-            "builtins": ["template_partials.templatetags.partials"],
+            "builtins": [
+                "template_partials.templatetags.partials",
+                "portal.templatetags.portal_extras",
+            ],
         },
     }
 ]
@@ -287,9 +290,8 @@ CHAT_ENABLED = env_bool("KB_CHAT_ENABLED", True)  # kill switch; staff also have
 CHAT_HISTORY_TURNS = env_int("KB_CHAT_HISTORY_TURNS", 3, minimum=0, maximum=20)
 PII_REDACTION = env_bool("KB_PII_REDACTION", True)
 EXPAND_CHARS = env_int("KB_EXPAND_CHARS", 4000, minimum=500)
-CLARIFY_MARGIN = env_float(
-    "KB_CLARIFY_MARGIN", 0.03
-)  # best scores this close across documents: ask back
-CLARIFY_MAX_SIMILARITY = env_float(
-    "KB_CLARIFY_MAX_SIMILARITY", 0.55
-)  # leading chunks less alike: different topics
+# Ask back when the best chunks of two or more documents score within this share of the best,
+# are about different things (cosine below the similarity), and the question is short.
+CLARIFY_RATIO = env_float("KB_CLARIFY_RATIO", 0.85)
+CLARIFY_MAX_WORDS = env_int("KB_CLARIFY_MAX_WORDS", 8, minimum=0)
+CLARIFY_MAX_SIMILARITY = env_float("KB_CLARIFY_MAX_SIMILARITY", 0.55)

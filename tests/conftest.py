@@ -239,3 +239,36 @@ def login(page, server_url: str, username: str, password: str = PASSWORD) -> Non
     page.fill("#id_password", password)
     page.click("button[type=submit]")
     page.wait_for_url(lambda url: "/login/" not in url)
+
+
+# --- knowledge bases ------------------------------------------------------------------------------
+
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+def ingest_folder(folder: Path, source: str, **options: object) -> dict:
+    """Ingest a folder in-process (the `manage.py ingest` code path) and return its JSON summary."""
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("ingest", str(folder), source=source, json=True, stdout=out, **options)
+    return json.loads(out.getvalue())
+
+
+@pytest.fixture(scope="session")
+def demo_kb(django_db_setup, django_db_blocker):
+    """The demo knowledge base (QA Bible wiki + HSE app specifications), ingested once.
+
+    For non-transactional (`db`) tests only: a transactional test flushes the database, and
+    pytest-django runs those after all the others, so they cannot see it anyway.
+    """
+    from knowledge.demo import DEMO_SOURCES
+    from knowledge.models import Source
+
+    with django_db_blocker.unblock():
+        for demo in DEMO_SOURCES:
+            ingest_folder(CORPUS / demo.folder, demo.name, kind=demo.kind, base_url=demo.base_url)
+        yield {s.name: s for s in Source.objects.all()}

@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 REFUSAL = "В предоставленных документах нет ответа на этот вопрос."
-KINDS = ("answer", "classify", "reformulate")
+KINDS = ("answer", "classify", "reformulate", "rewrite")
 
 _WORD = re.compile(r"[^\W\d_]{3,}")
 _TOKEN = re.compile(r"\s*\S+\s*")
@@ -56,7 +56,7 @@ class Reply:
     hang: float | None = None  # seconds to wait before answering at all
 
 
-@dataclass(frozen=True)
+@dataclass
 class RecordedRequest:
     """A request as the server received it; the Authorization value is redacted."""
 
@@ -65,6 +65,7 @@ class RecordedRequest:
     headers: dict[str, str]
     body: Any
     at: float = field(default_factory=time.time)
+    first_token_at: float | None = None  # when the first content token was written (benchmarks)
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -160,6 +161,8 @@ def request_kind(messages: list[dict[str, Any]]) -> str:
     system = " ".join(content_text(m) for m in messages if m.get("role") == "system").lower()
     if "classify" in system:
         return "classify"
+    if "standalone question" in system:
+        return "rewrite"
     return "reformulate" if "reformulat" in system else "answer"
 
 
@@ -168,7 +171,17 @@ def default_reply(kind: str, messages: list[dict[str, Any]]) -> str:
     last = users[-1] if users else ""
     if kind == "classify":
         return classify(last)
+    if kind == "rewrite":
+        return rewrite(last)
     return reformulate(last) if kind == "reformulate" else answer_from_sources(messages)
+
+
+def rewrite(transcript: str) -> str:
+    """A follow-up made standalone: the first question asked, then the follow-up itself."""
+    asked = [line[5:].strip() for line in transcript.splitlines() if line.startswith("User:")]
+    if len(asked) < 2:
+        return asked[-1] if asked else transcript
+    return f"{asked[0].rstrip('?')}: {asked[-1]}"
 
 
 # --- HTTP -------------------------------------------------------------------------------------
@@ -201,7 +214,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw or b"{}")
         except ValueError:
             body = None
-        self.server.llm.record(self, body)
+        self.record = self.server.llm.record(self, body)
         if self.path.rstrip("/") != "/v1/chat/completions":
             return self._error(404, f"No route {self.path}")
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
@@ -248,6 +261,8 @@ class _Handler(BaseHTTPRequestHandler):
             if delay and llm.stopping.wait(delay):
                 self.close_connection = True
                 return
+            if self.record is not None and self.record.first_token_at is None:
+                self.record.first_token_at = time.time()
             event({"content": piece})
         event({}, "stop")
         if (body.get("stream_options") or {}).get("include_usage"):
@@ -353,11 +368,13 @@ class LlmTestServer:
             for queue in self._queues.values():
                 queue.clear()
 
-    def record(self, handler: BaseHTTPRequestHandler, body: Any) -> None:
+    def record(self, handler: BaseHTTPRequestHandler, body: Any) -> RecordedRequest:
         headers = {k.lower(): v for k, v in handler.headers.items()}
         if "authorization" in headers:
             headers["authorization"] = "[redacted]"
-        self.requests.append(RecordedRequest(handler.command, handler.path, headers, body))
+        recorded = RecordedRequest(handler.command, handler.path, headers, body)
+        self.requests.append(recorded)
+        return recorded
 
 
 def main() -> None:

@@ -1,0 +1,87 @@
+"""The dialog journal for staff: every question and answer with what it was built from."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from django.contrib.admin.views.decorators import staff_member_required
+from django.core.paginator import Paginator
+from django.db.models import Count, Q, QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+from django.views.decorators.vary import vary_on_headers
+
+from chat.models import AssistantProfile, Message
+from chat.presenting import turn_context
+
+
+def journal_queryset(params) -> QuerySet[Message]:
+    """Messages filtered by the journal's query string (q, outcome, mode, profile, user, dates)."""
+    messages = (
+        Message.objects.select_related("conversation__user", "conversation__profile")
+        .annotate(source_count=Count("sources"))
+        .order_by("-created_at", "-pk")
+    )
+    query = (params.get("q") or "").strip()
+    if query:
+        messages = messages.filter(
+            Q(question__icontains=query)
+            | Q(answer__icontains=query)
+            | Q(retrieval_query__icontains=query)
+        )
+    for field in ("outcome", "mode"):
+        if params.get(field):
+            messages = messages.filter(**{field: params[field]})
+    if (params.get("profile") or "").isdigit():
+        messages = messages.filter(conversation__profile_id=int(params["profile"]))
+    if params.get("user"):
+        messages = messages.filter(conversation__user__username=params["user"])
+    for field, lookup in (("since", "created_at__date__gte"), ("until", "created_at__date__lte")):
+        try:
+            if params.get(field):
+                messages = messages.filter(**{lookup: date.fromisoformat(params[field])})
+        except ValueError:
+            pass
+    return messages
+
+
+@staff_member_required
+@require_GET
+@vary_on_headers("HX-Request")
+def journal(request: HttpRequest) -> HttpResponse:
+    messages = journal_queryset(request.GET)
+    page = Paginator(messages, 50).get_page(request.GET.get("page"))
+    counts = dict(
+        journal_queryset(request.GET).order_by().values_list("outcome").annotate(n=Count("pk"))
+    )
+    context = {
+        "page": page,
+        "counts": counts,
+        "outcomes": Message.Outcome.choices,
+        "modes": Message.Mode.choices,
+        "profiles": AssistantProfile.objects.all(),
+        "params": request.GET,
+    }
+    if request.htmx:
+        return render(request, "chat/journal.html#results", context)
+    return render(request, "chat/journal.html", context)
+
+
+@staff_member_required
+@require_GET
+def journal_entry(request: HttpRequest, pk: int) -> HttpResponse:
+    message = get_object_or_404(
+        Message.objects.select_related("conversation__user", "conversation__profile"), pk=pk
+    )
+    return render(
+        request,
+        "chat/journal_entry.html",
+        {
+            "m": message,
+            "turn": turn_context(message),
+            "sources": message.sources.all(),
+            "search_timings": (message.timings or {}).get("search", {}),
+            "stage_timings": {k: v for k, v in (message.timings or {}).items() if k != "search"},
+        },
+    )
