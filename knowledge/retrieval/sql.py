@@ -112,11 +112,13 @@ def sparse_search(
 
     condition, params = where(scope)
     query = (
-        "SELECT c.id, -(c.sparse <#> %s) FROM knowledge_chunk c WHERE c.sparse IS NOT NULL AND "
+        "SELECT c.id, -(c.sparse <#> %s::sparsevec) FROM knowledge_chunk c "
+        "WHERE c.sparse IS NOT NULL AND "
         + condition
-        + " ORDER BY c.sparse <#> %s LIMIT %s"
+        + " ORDER BY c.sparse <#> %s::sparsevec LIMIT %s"
     )
-    vector = SparseVector(weights, dims)
+    # As text with a cast: a raw cursor has no adapter registered for SparseVector.
+    vector = SparseVector(weights, dims).to_text()
     with connection.cursor() as cursor:
         cursor.execute(query, [vector, *params, vector, k])
         return [(row[0], float(row[1])) for row in cursor.fetchall()]

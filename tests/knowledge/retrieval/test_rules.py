@@ -1,0 +1,289 @@
+"""The selection rules through search(), each on data where breaking the rule changes the
+answer: at most N chunks per document, the minimum score, the source cascade, freshness
+tie-breaks, and who may read which source."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from django.contrib.auth.models import Group
+
+from knowledge.models import Chunk, DocumentVersion
+from knowledge.retrieval.search import SearchOptions, search
+from tests.knowledge.retrieval.conftest import add_document, make_source
+
+PASSWORD_POLICY = """# Парольная политика
+
+## Длина пароля
+
+Пароль пользователя должен содержать не менее двенадцати символов. Короткий пароль система
+отклоняет при регистрации и при смене пароля, показывая требование к длине пароля.
+
+## Символы пароля
+
+Пароль должен содержать заглавные и строчные буквы, цифры и специальные символы. Пароль из
+одних цифр или одних букв система не принимает.
+
+## Смена пароля
+
+Пароль меняется каждые девяносто дней. Новый пароль не может совпадать с пятью предыдущими
+паролями пользователя.
+
+## Блокировка после ввода неверного пароля
+
+После пяти попыток ввода неверного пароля учётная запись блокируется на пятнадцать минут.
+"""
+
+ONBOARDING = """# Первый рабочий день
+
+## Доступы
+
+В первый день новый сотрудник получает ноутбук, пропуск в офис и временный пароль от почты,
+который нужно сменить при первом входе.
+"""
+
+SUPPORT = """# Служба поддержки
+
+## Обращения
+
+Если вы забыли пароль, напишите в службу поддержки: сотрудник поддержки сбросит пароль и
+пришлёт ссылку для входа.
+"""
+
+QUESTION = "Какие требования к паролю: длина, символы, смена пароля?"
+
+
+def options(**extra) -> SearchOptions:
+    base = {"k": 4, "per_document": 2, "min_score": -1.0, "cascade": False}
+    return SearchOptions(**{**base, **extra})
+
+
+@pytest.fixture
+def passwords(db, embedder):
+    source = make_source("Security")
+    return {
+        "policy": add_document(source, "policy.md", PASSWORD_POLICY, embedder),
+        "onboarding": add_document(source, "onboarding.md", ONBOARDING, embedder),
+        "support": add_document(source, "support.md", SUPPORT, embedder),
+    }
+
+
+# --- at most N chunks per document -----------------------------------------------------------
+
+
+def test_no_document_fills_the_final_list_beyond_its_cap(passwords, embedder):
+    policy = passwords["policy"].pk
+    result = search(QUESTION, options=options(), embedder=embedder)
+    # The premise: ranked alone, the policy's chunks would take the first three places.
+    assert [c.document_id for c in result.candidates[:3]] == [policy] * 3
+    documents = [c.document_id for c in result.hits]
+    assert documents.count(policy) == 2
+    assert {passwords["onboarding"].pk, passwords["support"].pk} <= set(documents)
+    assert len(result.hits) == 4
+
+
+def test_the_cap_is_a_setting(passwords, embedder, settings):
+    settings.SEARCH_PER_DOCUMENT = 1
+    result = search(
+        QUESTION, options=SearchOptions(min_score=-1.0, cascade=False), embedder=embedder
+    )
+    documents = [c.document_id for c in result.hits]
+    assert len(documents) == len(set(documents)) == 3
+
+
+# --- the minimum score -----------------------------------------------------------------------
+
+
+def test_a_best_score_just_under_the_minimum_finds_nothing(passwords, embedder, settings):
+    best = search(QUESTION, options=options(), embedder=embedder).candidates[0]
+    settings.SEARCH_MIN_SCORE = best.score + 0.001
+    result = search(QUESTION, options=options(min_score=None), embedder=embedder)
+    assert not result.found
+    assert result.hits == []
+    assert result.near_misses[0].chunk_id == best.chunk_id  # kept for reformulation tiles
+
+
+def test_a_best_score_just_over_the_minimum_is_found_alone(passwords, embedder, settings):
+    ranked = search(QUESTION, options=options(), embedder=embedder).candidates
+    best, second = ranked[0], ranked[1]
+    assert best.score - second.score > 0.002
+    settings.SEARCH_MIN_SCORE = best.score - 0.001
+    result = search(QUESTION, options=options(min_score=None), embedder=embedder)
+    assert [c.chunk_id for c in result.hits] == [best.chunk_id]
+    assert all(c.score < settings.SEARCH_MIN_SCORE for c in result.near_misses)
+
+
+# --- the source cascade ----------------------------------------------------------------------
+
+VPN_HANDBOOK = """# Справочник сотрудника
+
+## Удалённая работа
+
+Работать из дома можно по согласованию с руководителем. Для доступа к внутренним системам
+используется VPN.
+"""
+
+VPN_GUIDE = """# Инструкция по VPN
+
+## Подключение к VPN из дома
+
+Чтобы подключиться к VPN из дома, установите клиент OpenVPN, импортируйте профиль
+company.ovpn из портала самообслуживания и войдите с корпоративным логином и паролем.
+"""
+
+VPN_QUESTION = "Как подключиться к VPN из дома?"
+
+
+@pytest.fixture
+def tiers(db, embedder):
+    first = make_source("Handbook", priority=1)
+    second = make_source("IT guides", priority=2)
+    add_document(first, "handbook.md", VPN_HANDBOOK, embedder)
+    add_document(second, "vpn.md", VPN_GUIDE, embedder)
+    flat = search(VPN_QUESTION, options=options(), embedder=embedder)
+    chunk_source = dict(Chunk.objects.values_list("pk", "source_id"))
+    best = {}
+    for c in flat.candidates:
+        best.setdefault(chunk_source[c.chunk_id], c.score)
+    # The premise: over both tiers at once, tier 2 holds the better match.
+    assert chunk_source[flat.hits[0].chunk_id] == second.pk
+    assert best[second.pk] > best[first.pk] + 0.02
+    return first, second, best, chunk_source
+
+
+def test_the_cascade_answers_from_tier_one_when_it_has_a_passing_chunk(tiers, embedder):
+    first, second, best, chunk_source = tiers
+    minimum = best[first.pk] - 0.01
+    result = search(
+        VPN_QUESTION, options=options(cascade=True, min_score=minimum), embedder=embedder
+    )
+    assert result.tier == 1
+    assert result.hits
+    assert {chunk_source[c.chunk_id] for c in result.hits} == {first.pk}
+
+
+def test_the_cascade_goes_to_tier_two_when_tier_one_has_nothing_passing(tiers, embedder):
+    first, second, best, chunk_source = tiers
+    minimum = (best[first.pk] + best[second.pk]) / 2
+    result = search(
+        VPN_QUESTION, options=options(cascade=True, min_score=minimum), embedder=embedder
+    )
+    assert result.tier == 2
+    assert {chunk_source[c.chunk_id] for c in result.hits} == {second.pk}
+
+
+def test_without_the_cascade_both_tiers_are_ranked_together(tiers, embedder):
+    first, second, best, chunk_source = tiers
+    minimum = best[first.pk] - 0.01
+    result = search(VPN_QUESTION, options=options(min_score=minimum), embedder=embedder)
+    assert result.tier is None
+    assert [chunk_source[c.chunk_id] for c in result.hits] == [second.pk, first.pk]
+
+
+# --- freshness tie-breaks --------------------------------------------------------------------
+
+NOTES = """# Release notes
+
+## Export
+
+Reports can be exported to CSV and to Excel from the report page.
+"""
+
+
+def _age(document, year: int) -> None:
+    DocumentVersion.objects.filter(document=document).update(
+        created_at=datetime(year, 1, 1, tzinfo=UTC)
+    )
+
+
+@pytest.mark.parametrize("fresh_first", ["a", "b"])
+def test_equal_scores_go_to_the_newer_document_in_a_fresh_source(db, embedder, fresh_first):
+    source = make_source("Release notes", prefer_fresh=True)
+    a = add_document(source, "2023/notes.md", NOTES, embedder)
+    b = add_document(source, "2024/notes.md", NOTES, embedder)
+    _age(a, 2024 if fresh_first == "a" else 2020)
+    _age(b, 2024 if fresh_first == "b" else 2020)
+    result = search("How do I export a report to Excel?", options=options(), embedder=embedder)
+    first, second = result.hits[:2]
+    assert first.score == second.score  # a true tie: the same text in two documents
+    newer = a if fresh_first == "a" else b
+    assert first.document_id == newer.pk
+
+
+def test_freshness_does_not_reorder_ties_in_other_sources(db, embedder):
+    source = make_source("Archive", prefer_fresh=False)
+    a = add_document(source, "2023/notes.md", NOTES, embedder)
+    b = add_document(source, "2024/notes.md", NOTES, embedder)
+    _age(a, 2020)
+    _age(b, 2024)
+    orders = set()
+    for older, newer in ((a, b), (b, a)):
+        _age(older, 2020)
+        _age(newer, 2024)
+        result = search("How do I export a report to Excel?", options=options(), embedder=embedder)
+        orders.add(tuple(c.document_id for c in result.hits[:2]))
+    assert len(orders) == 1  # the order does not follow the dates
+
+
+# --- permissions -----------------------------------------------------------------------------
+
+BADGE = """# Пропуска
+
+## Потерянный пропуск
+
+О потерянном пропуске сообщите на ресепшен: пропуск заблокируют и выдадут новый за 500 рублей.
+"""
+
+
+@pytest.fixture
+def sources_with_readers(db, embedder, bob):
+    team = Group.objects.create(name="QA team")
+    bob.groups.add(team)
+    public = make_source("Open", is_public=True)
+    reader = make_source("Bob's", is_public=False)
+    reader.readers.add(bob)
+    group = make_source("Team space", is_public=False)
+    group.reader_groups.add(team)
+    secret = make_source("Secret", is_public=False)
+    for source in (public, reader, group, secret):
+        add_document(source, "badge.md", BADGE, embedder)
+    return {"public": public, "reader": reader, "group": group, "secret": secret}
+
+
+def _sources_seen(result) -> set[int]:
+    ids = [c.chunk_id for c in (*result.hits, *result.candidates, *result.near_misses)]
+    return set(Chunk.objects.filter(pk__in=ids).values_list("source_id", flat=True))
+
+
+@pytest.mark.parametrize(
+    ("persona", "visible"),
+    [
+        ("alice", {"public", "reader", "group", "secret"}),  # staff
+        ("bob", {"public", "reader", "group"}),  # reader of one source, member of one group
+        ("eve", {"public"}),
+    ],
+)
+def test_a_user_sees_only_chunks_of_sources_they_may_read(
+    request, sources_with_readers, embedder, persona, visible
+):
+    user = request.getfixturevalue(persona)
+    result = search(
+        "Что делать, если потерял пропуск?", user=user, options=options(k=10), embedder=embedder
+    )
+    expected = {sources_with_readers[name].pk for name in visible}
+    assert _sources_seen(result) == expected
+
+
+def test_an_anonymous_user_sees_nothing(sources_with_readers, embedder):
+    from django.contrib.auth.models import AnonymousUser
+
+    result = search(
+        "потерянный пропуск", user=AnonymousUser(), options=options(), embedder=embedder
+    )
+    assert result.candidates == []
+
+
+def test_naming_a_source_one_may_not_read_does_not_reach_it(sources_with_readers, embedder, eve):
+    result = search("потерянный пропуск в Secret", user=eve, options=options(), embedder=embedder)
+    assert _sources_seen(result) == {sources_with_readers["public"].pk}
