@@ -15,5 +15,6 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("", include("chat.urls")),
+    path("", include("feedback.urls")),
     path("", include("knowledge.urls")),
 ]

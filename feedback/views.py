@@ -1,0 +1,105 @@
+"""Rating buttons under every answer, the staff analytics page and its export."""
+
+from __future__ import annotations
+
+from django.contrib import messages as flash
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.middleware import HtmxDetails
+
+from chat.models import AssistantProfile, Message
+from feedback.analytics import ReportFilters, ratings
+from feedback.export import export_filename, export_lines, ratings_for_export
+from feedback.models import Rating
+from feedback.querysets import rateable_messages
+from feedback.report import analytics_report
+from feedback.services import rate_answer
+from knowledge.models import Source
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
+
+
+def _rateable(request: HttpRequest, pk: int) -> Message:
+    message = rateable_messages(request.user).filter(pk=pk).first()
+    if message is None:
+        if Message.objects.filter(pk=pk).exists():
+            raise PermissionDenied("Only the person who asked may rate this answer.")
+        raise Http404("No such answer.")
+    return message
+
+
+@require_http_methods(["GET", "POST"])
+@vary_on_headers("HX-Request")
+def rate(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """POST: thumbs up or down (the reason form sends ``details`` with reasons and comment).
+    GET: the buttons again, with the reason form open for editing."""
+    message = _rateable(request, pk)
+    if request.method == "GET":
+        rating = Rating.objects.filter(message=message, user=request.user).first()
+        editing = True
+    else:
+        details = "details" in request.POST
+        try:
+            rating = rate_answer(
+                message,
+                request.user,
+                request.POST.get("value", ""),
+                reasons=request.POST.getlist("reasons") if details else None,
+                comment=request.POST.get("comment", "") if details else None,
+            )
+        except ValueError:
+            return HttpResponseBadRequest("value must be up or down")
+        editing = rating.value == Rating.Value.DOWN and not details
+    if not request.htmx:
+        url = reverse("conversation", args=[message.conversation_id])
+        return redirect(f"{url}#answer-{message.pk}")
+    return render(
+        request,
+        "chat/_rating_slot.html",
+        {"message": message, "feedback_rating": rating, "editing": editing},
+    )
+
+
+def _staff_only(request: HttpRequest) -> None:
+    if not request.user.is_staff:
+        raise PermissionDenied("The analytics are for staff.")
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def analytics_page(request: HtmxHttpRequest) -> HttpResponse:
+    """Questions, outcomes, ratings, citations, content gaps and latency for a period."""
+    _staff_only(request)
+    filters = ReportFilters.from_query(request.GET)
+    context = {
+        "filters": filters,
+        "sources": Source.objects.all(),
+        "profiles": AssistantProfile.objects.all(),
+        **analytics_report(filters),
+    }
+    if request.htmx:
+        return render(request, "feedback/analytics.html#report", context)
+    return render(request, "feedback/analytics.html", context)
+
+
+@require_POST
+def export(request: HttpRequest) -> HttpResponse:
+    """The chosen ratings (or every rating of the period) as a JSON Lines file download."""
+    _staff_only(request)
+    if request.POST.get("scope") == "period":
+        ids = list(ratings(ReportFilters.from_query(request.POST)).values_list("pk", flat=True))
+    else:
+        ids = [int(v) for v in request.POST.getlist("rating") if v.isdigit()]
+    if not ids:
+        flash.error(request, "Choose at least one rated answer to export.")
+        return redirect(reverse("feedback"))
+    body = "".join(export_lines(ratings_for_export(ids=ids)))
+    response = HttpResponse(body, content_type="application/x-ndjson; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{export_filename()}"'
+    return response
