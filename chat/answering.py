@@ -22,6 +22,8 @@ from chat.models import Conversation, Message
 from chat.prompting import build_messages, build_sources, is_russian
 from chat.rewrite import standalone_question
 from chat.storing import finish, store_sources
+from chat.versions import detect as detect_version_question
+from chat.versions import diff_sources
 from knowledge.retrieval.search import search
 from knowledge.retrieval.types import Filters
 
@@ -86,8 +88,19 @@ def stream_answer(message: Message, *, user, llm: LLM | None | bool = True) -> I
     tick = time.perf_counter()
     query = message.search_override or standalone_question(message.question, history, llm)
     timings["rewrite_ms"] = _ms(tick)
+    filters = _filters(message)
+    intent = None
+    if not message.context and not message.search_override:
+        intent = detect_version_question(message.question, user)
+    if intent is not None and intent.comparison is not None:
+        yield Event("status", "Сравниваю версии…")
+        yield from _answer_from_diff(message, intent.comparison, history, llm, timings, started)
+        return
+    if intent is not None and intent.version is not None:
+        filters.version_ids = [intent.version.pk]
+        filters.document_ids = [intent.document.pk]
     yield Event("status", "Ищу в документах…")
-    result = search(query, user=user, filters=_filters(message))
+    result = search(query, user=user, filters=filters)
     timings["search_ms"] = _ms(tick) - timings["rewrite_ms"]
     timings["search"] = result.timings
     message.retrieval_query = query
@@ -262,6 +275,52 @@ def _generate(message: Message, sources, history, llm: LLM, timings, started) ->
         removed_citations=removed,
         prompt_tokens=usage.prompt_tokens,
         completion_tokens=usage.completion_tokens,
+    )
+    yield Event("done")
+
+
+def _answer_from_diff(
+    message: Message, comparison, history, llm: LLM | None, timings, started
+) -> Iterator[Event]:
+    """Answered from the computed diff: [1] the comparison, [2] the older and [3] the newer version."""
+    sources = diff_sources(comparison)
+    store_sources(message, sources)
+    old, new = comparison.old.display_label, comparison.new.display_label
+    footer = f"\n\nВерсии: {old} [2] → {new} [3]; полное сравнение [1]."
+    if llm is None:
+        answer = f"*Ответ составлен по сравнению версий документа (без языковой модели).*\n\n{sources[0].text}{footer}"
+    else:
+        messages = build_messages(
+            message.question,
+            sources[:1],
+            history,
+            profile=message.conversation.profile,
+            refusal=refusal_text(),
+        )
+        usage = Usage()
+        parts: list[str] = []
+        try:
+            for token in llm.stream(
+                messages, temperature=_temperature(message.conversation.profile), usage=usage
+            ):
+                parts.append(token)
+                yield Event("token", token)
+            answer = clean_citations("".join(parts).strip(), 1)[0] + footer
+        except LlmUnavailable as exc:
+            message.notice = (
+                f"Языковая модель недоступна ({exc}); ниже — изменения из сравнения версий."
+            )
+            answer = f"{sources[0].text}{footer}"
+    _mark_cited(message, answer)
+    finish(
+        message,
+        answer=answer,
+        outcome=Message.Outcome.ANSWER,
+        mode=Message.Mode.DIFF,
+        timings=timings,
+        started=started,
+        notice=message.notice,
+        llm_model=llm.model_id if llm else "",
     )
     yield Event("done")
 

@@ -23,7 +23,7 @@ def is_russian(text: str) -> bool:
 @dataclass
 class PromptSource:
     number: int
-    chunk_id: int
+    chunk_id: int | None
     document_id: int
     version_id: int
     title: str

@@ -90,7 +90,10 @@ class Chunker:
             elif block.text.strip():
                 run.flow(block, index)
         run.flush(final=True)
-        return [draft for draft in run.drafts if draft.text.strip()]
+        drafts = [draft for draft in run.drafts if draft.text.strip()]
+        if not drafts:
+            drafts = _headings_only(document)
+        return drafts
 
 
 class _Run:
@@ -273,6 +276,31 @@ def _split_long(text: str, max_tokens: int, *, by_lines: bool = False) -> list[s
     if current:
         pieces.append(joiner.join(current))
     return [p for p in pieces if p.strip()]
+
+
+def _headings_only(document: ParsedDocument) -> list[ChunkDraft]:
+    """A document of headings alone (a wiki's section page) becomes one chunk of its titles."""
+    headings = [
+        (i, b) for i, b in enumerate(document.blocks) if b.kind == "heading" and b.text.strip()
+    ]
+    if not headings:
+        return []
+    text = "\n".join(f"{'#' * min(6, max(1, b.level))} {b.text}" for _, b in headings)
+    first = headings[0][1]
+    return [
+        ChunkDraft(
+            text=text,
+            heading_path=list(first.heading_path),
+            section=first.section,
+            sections=_unique([b.section for _, b in headings]),
+            block_type="text",
+            block_start=headings[0][0],
+            block_end=headings[-1][0],
+            token_count=count_tokens(text),
+            page=first.page,
+            meta={"headings_only": True},
+        )
+    ]
 
 
 def _unique(items: list[str]) -> list[str]:

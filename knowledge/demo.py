@@ -1,12 +1,20 @@
-"""The demo knowledge base the run command loads on first start (two sources of real documents)."""
+"""The demo knowledge base the run command loads on first start.
+
+Two sources of real documents: the QA Bible wiki and the HSE app specifications. The
+specifications come with their history: the successive versions of the test programme (ПМИ)
+and the requirements (ТЗ) from ``versions/hse_app_ru`` are registered, in the order of its
+ORDER.txt, as the earlier versions of those two documents, so the Versions pages and
+version-aware answers have something real to show.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from django.conf import settings
 
-from knowledge.batch import plan_files, register_planned
+from knowledge.batch import Planned, document_key, plan_files, read_order_file, register_planned
 from knowledge.models import Source
 from knowledge.registration import get_or_create_source
 
@@ -18,6 +26,8 @@ class DemoSource:
     kind: str
     description: str
     base_url: str = ""
+    history: str = ""  # a folder of earlier versions, named <key>_<date>_<sha>.docx
+    history_documents: dict[str, str] = field(default_factory=dict)  # key -> document path
 
 
 DEMO_SOURCES = [
@@ -33,8 +43,26 @@ DEMO_SOURCES = [
         "specs_hse_app_ru",
         Source.Kind.SPECS,
         "GOST-style project documents: test programme, requirements, explanatory note (MIT).",
+        history="versions/hse_app_ru",
+        history_documents={
+            "ПМИ.docx": "Программа и методика испытаний.docx",
+            "TZ.docx": "ТЗ-Шакруа-Максим-БПИ182.docx",
+        },
     ),
 ]
+
+
+def plan_source(root: Path, demo: DemoSource) -> list[Planned]:
+    """The files of one demo source in registration order: history first, then the folder."""
+    planned: list[Planned] = []
+    if demo.history and (root / demo.history).is_dir():
+        folder = root / demo.history
+        for name in read_order_file(folder):
+            target = demo.history_documents.get(document_key(name))
+            if target and (folder / name).is_file():
+                planned.append(Planned(folder / name, target))
+    planned += [p for p in plan_files([root / demo.folder]) if not p.problem]
+    return planned
 
 
 def load_demo_knowledge_base() -> str:
@@ -46,20 +74,19 @@ def load_demo_knowledge_base() -> str:
         return f"Demo knowledge base not loaded: {root} not found (KB_DEMO_CORPUS)"
     counts = []
     for demo in DEMO_SOURCES:
-        folder = root / demo.folder
-        if not folder.is_dir():
+        if not (root / demo.folder).is_dir():
             continue
         source = get_or_create_source(
             demo.name,
             kind=demo.kind,
             description=demo.description,
             base_url=demo.base_url,
-            root_path=str(folder),
+            root_path=str(root / demo.folder),
         )
-        planned = [p for p in plan_files([folder]) if not p.problem]
+        planned = plan_source(root, demo)
         for item in planned:
             register_planned(source, item, via="demo", enqueue=True)
-        counts.append(f"{len(planned)} from {demo.name}")
+        counts.append(f"{len(planned)} files from {demo.name}")
     if not counts:
         return ""
     return "Loading the demo knowledge base: " + ", ".join(counts) + " (watch the Documents page)"

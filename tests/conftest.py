@@ -265,10 +265,17 @@ def demo_kb(django_db_setup, django_db_blocker):
     For non-transactional (`db`) tests only: a transactional test flushes the database, and
     pytest-django runs those after all the others, so they cannot see it anyway.
     """
-    from knowledge.demo import DEMO_SOURCES
-    from knowledge.models import Source
+    from knowledge.batch import register_planned
+    from knowledge.demo import DEMO_SOURCES, plan_source
+    from knowledge.ingest import ingest_version
+    from knowledge.registration import get_or_create_source
 
     with django_db_blocker.unblock():
+        sources = {}
         for demo in DEMO_SOURCES:
-            ingest_folder(CORPUS / demo.folder, demo.name, kind=demo.kind, base_url=demo.base_url)
-        yield {s.name: s for s in Source.objects.all()}
+            source = get_or_create_source(demo.name, kind=demo.kind, base_url=demo.base_url)
+            for item in plan_source(CORPUS, demo):
+                registration = register_planned(source, item, via="demo", enqueue=False)
+                ingest_version(registration.version.pk)
+            sources[demo.name] = source
+        yield sources

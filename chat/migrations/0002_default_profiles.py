@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.db import migrations
 
+# A copy, not an import: a migration must not change when the shipped defaults do.
 PROFILES = [
     {
         "name": "Answer from the documents",

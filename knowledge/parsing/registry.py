@@ -35,8 +35,11 @@ def parse_document(data: bytes, filename: str) -> ParsedDocument:
     """Parse ``data``; ParseError (plain words) for anything that is not a readable document."""
     detected = detect_format(data, filename)
     document = parser_for(detected.format).parse(data, filename=filename)
-    if not any(block.text.strip() for block in document.blocks if block.kind != "heading"):
+    if not any(block.text.strip() for block in document.blocks):
         raise ParseError("The document contains no text")
+    if not any(block.text.strip() for block in document.blocks if block.kind != "heading"):
+        # A wiki's section page often holds its title only: kept, searchable by that title.
+        document.warnings.append("The document has headings only, no body text")
     if detected.warning:
         document.warnings.append(detected.warning)
     document.metadata["format"] = detected.format

@@ -116,3 +116,10 @@ def test_a_single_enormous_row_is_kept_whole_rather_than_cut():
     chunks = Chunker(ChunkingConfig(max_tokens=100)).chunk(_doc(("h", 1, "T"), ("table", table)))
     assert any("очень очень" in c.text and c.text.count("\n") == 2 for c in chunks)
     assert any(c.text.endswith("| коротко |") for c in chunks)
+
+
+def test_a_document_of_headings_only_becomes_one_chunk_of_its_titles():
+    chunks = Chunker().chunk(_doc(("h", 1, "Мобильное тестирование"), ("h", 2, "Android")))
+    assert len(chunks) == 1
+    assert chunks[0].text == "# Мобильное тестирование\n## Android"
+    assert chunks[0].sections == ["1", "1.1"] and chunks[0].meta == {"headings_only": True}

@@ -127,6 +127,7 @@ class Command(BaseCommand):
             "celery",
             "-A",
             "portal.celery",
+            "--quiet",  # no banner: the run command prints what matters
             "worker",
             "--loglevel",
             "WARNING",

@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from knowledge.models import Document, DocumentVersion, Source
+
+
+@admin.register(Source)
+class SourceAdmin(admin.ModelAdmin):
+    list_display = ["name", "kind", "priority", "prefer_fresh", "is_public", "base_url"]
+    list_editable = ["priority", "prefer_fresh", "is_public"]
+    filter_horizontal = ["readers", "reader_groups"]
+    search_fields = ["name"]
+
+
+class VersionInline(admin.TabularInline):
+    model = DocumentVersion
+    extra = 0
+    fields = ["number", "label", "label_date", "status", "chunk_count", "filename", "created_at"]
+    readonly_fields = ["number", "status", "chunk_count", "filename", "created_at"]
+    show_change_link = True
+    can_delete = False
+
+
+@admin.register(Document)
+class DocumentAdmin(admin.ModelAdmin):
+    list_display = ["title", "source", "path", "current_version", "removed_at"]
+    list_filter = ["source"]
+    search_fields = ["title", "path"]
+    readonly_fields = ["current_version", "created_at", "updated_at"]
+    inlines = [VersionInline]
+
+
+@admin.register(DocumentVersion)
+class DocumentVersionAdmin(admin.ModelAdmin):
+    list_display = [
+        "document",
+        "number",
+        "label",
+        "status",
+        "progress",
+        "chunk_count",
+        "created_at",
+    ]
+    list_filter = ["status", "format"]
+    search_fields = ["document__title", "label", "sha256"]
+    exclude = ["parsed"]
+    readonly_fields = [
+        "document",
+        "number",
+        "sha256",
+        "file",
+        "filename",
+        "size",
+        "format",
+        "status",
+        "progress",
+        "stage",
+        "error",
+        "block_count",
+        "chunk_count",
+        "table_count",
+        "page_count",
+        "timings",
+        "embedding_model",
+        "added_by",
+        "added_via",
+        "claim_token",
+        "heartbeat_at",
+        "attempts",
+        "created_at",
+        "ready_at",
+    ]
