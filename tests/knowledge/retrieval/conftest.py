@@ -45,3 +45,18 @@ def add_document(
 
 def make_source(name: str, **fields) -> Source:
     return Source.objects.create(name=name, **fields)
+
+
+@pytest.fixture(scope="module")
+def programme(django_db_setup, django_db_blocker, embedder) -> Document:
+    """The real test programme (ПМИ) in the source "Specifications", committed for the module
+    (it takes a while to embed) and removed afterwards, statistics included."""
+    from knowledge import termstats
+
+    with django_db_blocker.unblock():
+        source = Source.objects.create(name="Specifications")
+        path = corpus_file("specs_hse_app_ru", "Программа и методика испытаний.docx")
+        document = add_document(source, path.name, path.read_bytes(), embedder)
+        yield document
+        source.delete()
+        termstats.rebuild()

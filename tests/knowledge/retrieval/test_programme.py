@@ -6,24 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.models import Chunk, Source
+from knowledge.models import Chunk
 from knowledge.retrieval.search import SearchOptions, search
-from tests.knowledge.retrieval.conftest import add_document, corpus_file
 
 ALL = SearchOptions(k=20, min_score=-1.0, per_document=50, cascade=False)
-
-
-@pytest.fixture(scope="module")
-def programme(django_db_setup, django_db_blocker, embedder):
-    from knowledge import termstats
-
-    with django_db_blocker.unblock():
-        source = Source.objects.create(name="Specifications")
-        path = corpus_file("specs_hse_app_ru", "Программа и методика испытаний.docx")
-        document = add_document(source, path.name, path.read_bytes(), embedder)
-        yield document
-        source.delete()
-        termstats.rebuild()
 
 
 def sections_of(chunk_ids: list[int]) -> list[set[str]]:

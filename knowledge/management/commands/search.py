@@ -1,0 +1,164 @@
+"""``manage.py search "QUERY" [--k N] [--json] [--explain] [--source NAME] [--section 2.1]
+[--type test_case]``: retrieval only, no LLM.
+
+The same search the chat, the JSON API and MCP use, over every source (the command runs as
+staff). ``--explain`` shows each candidate's rank and score in every list (dense, lexical,
+sparse), after fusion and after rerank, what became of it, and the time of each stage.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from knowledge.models import Chunk, Source
+from knowledge.retrieval.fusion import cap_per_document
+from knowledge.retrieval.hits import Hit, describe, result_summary
+from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.types import Filters, SearchResult
+
+STAGES = ("route", "embed", "dense", "lexical", "sparse", "fusion", "rerank", "browse", "total")
+
+
+class Command(BaseCommand):
+    help = "Search the knowledge base (retrieval only, no LLM) and print the chunks found."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("query")
+        parser.add_argument("--k", type=int, default=None, help="how many chunks (final N)")
+        parser.add_argument("--json", action="store_true", help="machine-readable output")
+        parser.add_argument(
+            "--explain", action="store_true", help="ranks and scores in every list, and timings"
+        )
+        parser.add_argument("--source", action="append", default=[], help="only this source")
+        parser.add_argument("--section", action="append", default=[], help='e.g. "2.1"')
+        parser.add_argument(
+            "--type", action="append", default=[], choices=Chunk.BlockType.values, dest="types"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        search_options = SearchOptions()
+        if options["k"] is not None:
+            if options["k"] < 1:
+                raise CommandError("--k must be at least 1")
+            search_options.k = options["k"]
+        filters = Filters(
+            sections=[s.strip().rstrip(".") for s in options["section"]],
+            block_types=options["types"],
+            source_ids=[self._source_id(name) for name in options["source"]],
+        )
+        result = search(options["query"], filters=filters, options=search_options)
+        self.per_document = search_options.per_document
+        hits = describe(result.hits)
+        if options["json"]:
+            self.stdout.write(
+                json.dumps(
+                    self._json(result, hits, options["explain"]), ensure_ascii=False, indent=2
+                )
+            )
+            return
+        self._print(result, hits)
+        if options["explain"]:
+            self._print_explain(result)
+
+    def _source_id(self, name: str) -> int:
+        source = Source.objects.filter(name__iexact=name).first()
+        if source is None:
+            known = ", ".join(Source.objects.values_list("name", flat=True)) or "none"
+            raise CommandError(f"no source named {name!r} (sources: {known})")
+        return source.pk
+
+    def _json(self, result: SearchResult, hits: list[Hit], explain: bool) -> dict[str, Any]:
+        data = {**result_summary(result), "results": [h.as_dict() for h in hits]}
+        if explain:
+            outcome = _outcomes(result, self.per_document)
+            described = {h.chunk_id: h for h in describe(result.candidates)}
+            data["candidates"] = [
+                {
+                    **c.explain(),
+                    "result": outcome[c.chunk_id],
+                    "document": described[c.chunk_id].document if c.chunk_id in described else "",
+                    "section": described[c.chunk_id].section if c.chunk_id in described else "",
+                }
+                for c in result.candidates
+            ]
+            data["timings_ms"] = result.timings
+        return data
+
+    def _print(self, result: SearchResult, hits: list[Hit]) -> None:
+        notes = [
+            f"ranked words: {result.retrieval_query!r}"
+            if result.retrieval_query != result.query
+            else ""
+        ]
+        if result.filters.as_dict():
+            notes.append("filters: " + _filters_text(result.filters))
+        if result.tier is not None:
+            notes.append(f"cascade tier {result.tier}")
+        notes.append(result.rerank_note)
+        self.stdout.write(" · ".join(n for n in notes if n))
+        if not hits:
+            self.stdout.write("Nothing found above the minimum score.")
+            return
+        for hit in hits:
+            where = " › ".join(p for p in [hit.document, *hit.heading_path] if p)
+            section = f" [{hit.section}]" if hit.section else ""
+            self.stdout.write(
+                f"\n{hit.rank}. {hit.score:.3f}  {where}{section} · {hit.version} · {hit.block_type}"
+            )
+            self.stdout.write(f"   {hit.url}")
+            snippet = textwrap.shorten(hit.text, 300, placeholder=" …")
+            self.stdout.write(textwrap.indent(textwrap.fill(snippet, 96), "   "))
+
+    def _print_explain(self, result: SearchResult) -> None:
+        timings = " · ".join(f"{k} {result.timings[k]:.1f}" for k in STAGES if k in result.timings)
+        self.stdout.write(f"\nTimings (ms): {timings}")
+        described = {h.chunk_id: h for h in describe(result.candidates)}
+        outcome = _outcomes(result, self.per_document)
+        self.stdout.write(
+            f"\n{'chunk':>7}  {'dense':<13}{'lexical':<20}{'sparse':<13}{'fused':<13}"
+            f"{'rerank':<13}{'score':>7}  {'result':<14}document › section"
+        )
+        for c in result.candidates:
+            hit = described.get(c.chunk_id)
+            where = f"{hit.document} › {hit.section or '-'}" if hit else "(gone)"
+            lexical = _pair(c.lexical_rank, c.lexical_score, 2)
+            if c.lexical_norm is not None and c.lexical_score is not None:
+                lexical += f" ({c.lexical_norm:.2f})"
+            self.stdout.write(
+                f"{c.chunk_id:>7}  {_pair(c.dense_rank, c.dense_score):<13}{lexical:<20}"
+                f"{_pair(c.sparse_rank, c.sparse_score):<13}{_pair(c.fused_rank, c.fused_score):<13}"
+                f"{_pair(c.rerank_rank, c.rerank_score):<13}{c.score:>7.3f}  "
+                f"{outcome[c.chunk_id]:<14}{where[:60]}"
+            )
+        self.stdout.write(
+            "\nrank score per list; '-' = not in that list's top K (fusion scored it anyway); "
+            "lexical = BM25 (share of the query's best BM25)"
+        )
+
+
+def _pair(rank: int | None, score: float | None, digits: int = 3) -> str:
+    if rank is None and score is None:
+        return "-"
+    return f"{rank or '-'} {score:.{digits}f}" if score is not None else f"{rank} -"
+
+
+def _filters_text(filters: Filters) -> str:
+    return ", ".join(f"{k}={','.join(map(str, v))}" for k, v in filters.as_dict().items())
+
+
+def _outcomes(result: SearchResult, per_document: int) -> dict[int, str]:
+    """What became of each candidate: a hit, below the minimum score, over the per-document
+    cap, or beyond the final N."""
+    kept = {c.chunk_id for c in cap_per_document(result.candidates, per_document)}
+    outcome = {
+        c.chunk_id: "beyond N" if c.chunk_id in kept else "document cap" for c in result.candidates
+    }
+    for rank, c in enumerate(result.hits, 1):
+        outcome[c.chunk_id] = f"hit {rank}"
+    for c in result.near_misses:
+        outcome[c.chunk_id] = "below minimum"
+    return outcome

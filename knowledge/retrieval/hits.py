@@ -1,0 +1,87 @@
+"""Search hits as people and tools see them: document, version, section, link, text.
+
+Shared by ``manage.py search`` and the JSON API, so both print the same thing for a hit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from django.urls import reverse
+
+from knowledge.models import Chunk
+from knowledge.retrieval.types import Candidate, SearchResult
+
+
+def chunk_url(document_id: int, version_id: int, chunk_id: int) -> str:
+    """The document viewer at this version, scrolled to the chunk and highlighting it."""
+    base = reverse("document", args=[document_id])
+    return f"{base}?version={version_id}&chunk={chunk_id}#chunk-{chunk_id}"
+
+
+@dataclass
+class Hit:
+    rank: int
+    chunk_id: int
+    document_id: int
+    document: str  # the document's title
+    source: str
+    version_id: int
+    version: str  # the version's label ("v3", "2019-05-14 3cba122")
+    section: str
+    heading_path: list[str]
+    block_type: str
+    url: str
+    score: float
+    text: str
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["score"] = round(self.score, 4)
+        return data
+
+
+def describe(candidates: list[Candidate]) -> list[Hit]:
+    """The chunks behind ``candidates``, in their order (chunks gone since are left out)."""
+    chunks = Chunk.objects.filter(pk__in=[c.chunk_id for c in candidates]).select_related(
+        "document", "version", "source"
+    )
+    by_id = {chunk.pk: chunk for chunk in chunks}
+    hits = []
+    for candidate in candidates:
+        chunk = by_id.get(candidate.chunk_id)
+        if chunk is None:
+            continue
+        hits.append(
+            Hit(
+                rank=len(hits) + 1,
+                chunk_id=chunk.pk,
+                document_id=chunk.document_id,
+                document=chunk.document.title,
+                source=chunk.source.name,
+                version_id=chunk.version_id,
+                version=chunk.version.display_label,
+                section=chunk.section,
+                heading_path=list(chunk.heading_path),
+                block_type=chunk.block_type,
+                url=chunk_url(chunk.document_id, chunk.version_id, chunk.pk),
+                score=candidate.score,
+                text=chunk.text,
+            )
+        )
+    return hits
+
+
+def result_summary(result: SearchResult) -> dict[str, Any]:
+    """What a search did, besides its hits: the words ranked, filters, rerank, cascade tier."""
+    return {
+        "query": result.query,
+        "retrieval_query": result.retrieval_query,
+        "filters": result.filters.as_dict(),
+        "found": result.found,
+        "reranked": result.reranked,
+        "rerank_note": result.rerank_note,
+        "tier": result.tier,
+        "browse": result.browse,
+    }
