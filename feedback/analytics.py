@@ -187,17 +187,29 @@ def recent_helpful(rows: QuerySet[Rating], limit: int = 10) -> list[Rating]:
 
 
 def document_use(messages: QuerySet[Message], source_id: int | None, limit: int = 10):
-    """(most used, least used) documents among the sources of the answers."""
+    """(most used, least used) documents among the sources of the answers.
+
+    Grouped by document id alone (no joins while counting), every used document in one row;
+    then the titles of the few shown, in a second query.
+    """
     used = MessageSource.objects.filter(message__in=messages, document__isnull=False)
     if source_id:
         used = used.filter(document__source_id=source_id)
-    grouped = used.values(
-        "document", "document__title", "document__path", "document__source__name"
-    ).annotate(answers=Count("message", distinct=True), cited=Count("pk", filter=Q(cited=True)))
-    most = list(grouped.order_by("-answers", "-cited", "document__title")[:limit])
-    least = list(grouped.order_by("answers", "cited", "document__title")[:limit])
-    shown = {row["document"] for row in most}
-    return most, [row for row in least if row["document"] not in shown]
+    counts = list(
+        used.values("document")
+        .annotate(answers=Count("message", distinct=True), cited=Count("pk", filter=Q(cited=True)))
+        .order_by()
+    )
+    counts.sort(key=lambda row: (-row["answers"], -row["cited"], row["document"]))
+    most = counts[:limit]
+    least = [row for row in counts[::-1][:limit] if row not in most]
+    documents = Document.objects.select_related("source").in_bulk(
+        [row["document"] for row in most + least]
+    )
+    for row in most + least:
+        row["title"] = documents[row["document"]].title
+        row["source"] = documents[row["document"]].source.name
+    return most, least
 
 
 def never_used(messages: QuerySet[Message], source_id: int | None, limit: int = 30):

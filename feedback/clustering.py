@@ -72,11 +72,16 @@ def _stem(word: str) -> str:
     return word[:6]
 
 
-def top_words(group: list[str], all_questions: list[str], limit: int = 4) -> list[str]:
+def document_frequencies(questions: list[str]) -> Counter[str]:
+    """In how many of ``questions`` each word stem occurs."""
+    return Counter(stem for q in questions for stem in {_stem(w) for w in words_of(q)})
+
+
+def top_words(
+    group: list[str], all_questions: list[str], limit: int = 4, *, frequencies=None
+) -> list[str]:
     """Words frequent in ``group`` and rare in ``all_questions`` (tf-idf over questions)."""
-    document_frequency = Counter(
-        stem for q in all_questions for stem in {_stem(w) for w in words_of(q)}
-    )
+    frequencies = frequencies if frequencies is not None else document_frequencies(all_questions)
     in_group: Counter[str] = Counter()
     forms: dict[str, Counter[str]] = {}
     for question in group:
@@ -90,7 +95,7 @@ def top_words(group: list[str], all_questions: list[str], limit: int = 4) -> lis
     total = len(all_questions)
     scored = sorted(
         in_group,
-        key=lambda s: (-in_group[s] * math.log((total + 1) / (document_frequency[s] + 1) + 1), s),
+        key=lambda s: (-in_group[s] * math.log((total + 1) / (frequencies[s] + 1) + 1), s),
     )
     return [forms[s].most_common(1)[0][0] for s in scored[:limit]]
 
@@ -115,16 +120,22 @@ def group_questions(
 ) -> list[Topic]:
     """Topics of ``questions`` (distinct texts, each asked ``counts[i]`` times), biggest first."""
     vectors = np.asarray(vectors, dtype=np.float64)
+    groups = sorted(
+        cluster(vectors, threshold),
+        key=lambda g: (-sum(counts[i] for i in g), -len(g), min(questions[i] for i in g)),
+    )[:limit]
+    frequencies = document_frequencies(questions)  # once, for the labels of every topic
     topics = []
-    for indices in cluster(vectors, threshold):
+    for indices in groups:
         ordered = sorted(indices, key=lambda i: (-counts[i], questions[i]))
         topics.append(
             Topic(
                 label=questions[central(indices, vectors, counts)],
-                words=top_words([questions[i] for i in indices], questions),
+                words=top_words(
+                    [questions[i] for i in indices], questions, frequencies=frequencies
+                ),
                 questions=[(questions[i], counts[i]) for i in ordered],
                 asked=sum(counts[i] for i in indices),
             )
         )
-    topics.sort(key=lambda t: (-t.asked, -len(t.questions), t.label))
-    return topics[:limit]
+    return topics

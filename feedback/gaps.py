@@ -52,8 +52,10 @@ def question_vectors(texts: list[str], embedder=None) -> np.ndarray:
     embedder = embedder or get_embedder()
     hashes = [text_hash(t) for t in texts]
     stored = {
-        row.text_hash: np.asarray(row.vector, dtype=np.float32)
-        for row in QuestionVector.objects.filter(model_id=embedder.model_id, text_hash__in=hashes)
+        text_hash: np.frombuffer(bytes(dense), dtype=np.float32)
+        for text_hash, dense in QuestionVector.objects.filter(
+            model_id=embedder.model_id, text_hash__in=hashes
+        ).values_list("text_hash", "dense")
     }
     missing = [i for i, h in enumerate(hashes) if h not in stored]
     if missing:
@@ -61,7 +63,11 @@ def question_vectors(texts: list[str], embedder=None) -> np.ndarray:
         # Two page views may embed the same new question at once; either row will do.
         QuestionVector.objects.bulk_create(
             [
-                QuestionVector(model_id=embedder.model_id, text_hash=hashes[i], vector=vector)
+                QuestionVector(
+                    model_id=embedder.model_id,
+                    text_hash=hashes[i],
+                    dense=np.asarray(vector, dtype=np.float32).tobytes(),
+                )
                 for i, vector in zip(missing, dense, strict=True)
             ],
             ignore_conflicts=True,

@@ -9,7 +9,6 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
-from pgvector.django import VectorField
 
 from feedback.querysets import RatingQuerySet
 
@@ -75,11 +74,16 @@ class Rating(models.Model):
 
 class QuestionVector(models.Model):
     """The embedding of a refused question's text, kept so the content-gap clustering embeds
-    each distinct question once per embedding model instead of on every page view."""
+    each distinct question once per embedding model instead of on every page view.
+
+    Raw float32 bytes rather than a pgvector column: nothing searches these in SQL, and
+    numpy reads bytes in microseconds where parsing pgvector's text form took most of the
+    page's Python time.
+    """
 
     model_id = models.CharField(max_length=200)
     text_hash = models.CharField(max_length=64)  # sha256 of the normalised question
-    vector = VectorField()
+    dense = models.BinaryField()  # float32, L2-normalised
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -92,11 +92,14 @@ def test_most_least_and_never_used_documents(bob, wiki):
     make_answer(bob, "q-rare", documents=[rare, popular], created_at=day("2025-03-04"))
     questions = analytics.questions(report_filters())
     most, least = analytics.document_use(questions, None)
-    assert [(r["document__title"], r["answers"]) for r in most] == [
+    assert [(r["title"], r["answers"]) for r in most] == [
         ("Популярный", 4),
         ("Редкий", 1),
     ]
     assert least == []  # both already shown among the most used
+    most, least = analytics.document_use(questions, None, limit=1)
+    assert [r["title"] for r in most] == ["Популярный"]
+    assert [r["title"] for r in least] == ["Редкий"]
     never, total = analytics.never_used(questions, None)
     assert [d.title for d in never] == ["Забытый"] and total == 1
 
