@@ -93,9 +93,12 @@ class FlagM3Embedder:
         self._batch_size = batch_size
 
     def _encode(self, texts: Sequence[str]) -> Embeddings:
+        if not texts:  # FlagEmbedding fails on an empty list (IndexError)
+            return Embeddings(np.zeros((0, self.dimensions), dtype=np.float32), [])
         output = self._model.encode(
             list(texts), batch_size=self._batch_size, return_dense=True, return_sparse=True
         )
+        # Lexical weights come keyed by the token id as a string, with numpy float32 values.
         sparse = [
             {int(token): float(weight) for token, weight in weights.items() if float(weight) > 0}
             for weights in output["lexical_weights"]
@@ -119,10 +122,17 @@ class SentenceTransformerEmbedder:
 
         self._model = SentenceTransformer(path, device="cpu", local_files_only=True)
         self.model_id = model_id or f"st:{Path(path).name}"
-        self.dimensions = int(self._model.get_sentence_embedding_dimension())
+        # sentence-transformers 5.7 renamed get_sentence_embedding_dimension (a FutureWarning).
+        dimension = (
+            getattr(self._model, "get_embedding_dimension", None)
+            or self._model.get_sentence_embedding_dimension
+        )
+        self.dimensions = int(dimension())
         self._batch_size = batch_size
 
     def embed_documents(self, texts: Sequence[str]) -> Embeddings:
+        if not texts:  # encode([]) gives an empty 1-d array, not (0, dimensions)
+            return Embeddings(np.zeros((0, self.dimensions), dtype=np.float32))
         vectors = self._model.encode(
             list(texts),
             batch_size=self._batch_size,

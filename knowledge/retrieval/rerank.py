@@ -6,12 +6,12 @@ a local folder. None configured: the step is skipped and the search result says 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Protocol
 
+import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
@@ -22,10 +22,6 @@ class Reranker(Protocol):
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         """Relevance of each passage to the query, in [0, 1] (higher is better)."""
         ...
-
-
-def _sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + math.exp(-x))
 
 
 class FlagCrossEncoder:
@@ -46,18 +42,33 @@ class FlagCrossEncoder:
 
 class SentenceTransformersCrossEncoder:
     def __init__(self, path: str, model_id: str | None = None) -> None:
+        import torch
         from sentence_transformers import CrossEncoder
 
-        self._model = CrossEncoder(path, device="cpu", local_files_only=True)
+        # Always the sigmoid of the logit, whatever activation the folder's config names (some
+        # save Identity): one scale for every query, the same as FlagReranker's normalize=True.
+        # 512 tokens, as FlagReranker truncates, so both backends score the same text.
+        self._model = CrossEncoder(
+            path,
+            device="cpu",
+            local_files_only=True,
+            max_length=512,
+            activation_fn=torch.nn.Sigmoid(),
+        )
+        if self._model.num_labels != 1:
+            raise ImproperlyConfigured(
+                f"the cross-encoder in {path} has {self._model.num_labels} outputs; a reranker "
+                "needs one relevance score"
+            )
         self.model_id = model_id or f"cross-encoder:{Path(path).name}"
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         if not passages:
             return []
-        raw = self._model.predict([(query, p) for p in passages], show_progress_bar=False)
-        values = [float(x) for x in (raw.tolist() if hasattr(raw, "tolist") else raw)]
-        # Models with a sigmoid head already give [0, 1]; logits are squashed to match.
-        return values if all(0.0 <= v <= 1.0 for v in values) else [_sigmoid(v) for v in values]
+        scores = self._model.predict(
+            [(query, p) for p in passages], show_progress_bar=False, convert_to_numpy=True
+        )
+        return [float(s) for s in np.asarray(scores, dtype=np.float64).reshape(-1)]
 
 
 def build_reranker(kind: str, path: str, model_id: str = "") -> Reranker | None:
