@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from knowledge import views
+from knowledge import api, views
 
 urlpatterns = [
     path("documents/", views.documents, name="documents"),
@@ -14,4 +14,5 @@ urlpatterns = [
     ),
     path("sources/<int:pk>/reindex/", views.reindex, {"scope": "source"}, name="reindex_source"),
     path("versions/<int:pk>/download/", views.download, name="download_version"),
+    path("api/v1/search", api.search_api, name="api_search"),
 ]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 
@@ -12,3 +13,40 @@ class WorkerHeartbeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.worker} @ {self.beat_at:%Y-%m-%d %H:%M:%S}"
+
+
+class ApiTokenQuerySet(models.QuerySet):
+    def active(self) -> ApiTokenQuerySet:
+        return self.filter(revoked_at__isnull=True, user__is_active=True)
+
+
+class ApiToken(models.Model):
+    """A personal token for the JSON API (``Authorization: Bearer <token>``).
+
+    Only the SHA-256 of the token is stored: the token is shown once, when it is created. A
+    token is 256 random bits, so a fast hash is enough (nothing to guess a dictionary of).
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(
+        max_length=16, help_text="The token's first characters, to tell it apart."
+    )
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ApiTokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.name} ({self.prefix}…)"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None

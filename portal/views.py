@@ -1,11 +1,20 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_not_required
-from django.http import HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.middleware import HtmxDetails
 
+from portal.api_auth import create_token, revoke_token
 from portal.health import as_json, service_states
+from portal.models import ApiToken
+
+
+class HtmxHttpRequest(HttpRequest):
+    htmx: HtmxDetails
 
 
 @login_not_required
@@ -15,3 +24,41 @@ def healthz(request: HttpRequest) -> JsonResponse:
     """JSON with the state of the database, Redis and the workers; 200 only when all are up."""
     payload = as_json(service_states())
     return JsonResponse(payload, status=200 if payload["status"] == "ok" else 503)
+
+
+# --- profile: personal API tokens -----------------------------------------------------------------
+
+
+def _profile_context(user, **extra) -> dict[str, object]:
+    return {"tokens": ApiToken.objects.filter(user=user), **extra}
+
+
+def _tokens_response(request: HtmxHttpRequest, **extra) -> HttpResponse:
+    template = "portal/profile.html#tokens" if request.htmx else "portal/profile.html"
+    return render(request, template, _profile_context(request.user, **extra))
+
+
+@require_GET
+def profile(request: HtmxHttpRequest) -> HttpResponse:
+    """The user's profile: their API tokens, with buttons to create and revoke them."""
+    return render(request, "portal/profile.html", _profile_context(request.user))
+
+
+@require_POST
+@vary_on_headers("HX-Request")
+def create_api_token(request: HtmxHttpRequest) -> HttpResponse:
+    """Create a token and show it this once (it is stored only as a hash)."""
+    row, token = create_token(request.user, request.POST.get("name", ""))
+    response = _tokens_response(request, new_token=token, new_token_row=row)
+    response["Cache-Control"] = "no-store"  # the token itself is in this page
+    return response
+
+
+@require_POST
+@vary_on_headers("HX-Request")
+def revoke_api_token(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    if not revoke_token(request.user, pk):
+        raise Http404("No such active token")
+    if request.htmx:
+        return _tokens_response(request)
+    return redirect("profile")

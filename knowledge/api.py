@@ -1,0 +1,64 @@
+"""The JSON API for tools and agents, authenticated with personal API tokens.
+
+``GET /api/v1/search?q=...&k=...`` runs the same search as the chat, with the permissions of
+the token's owner, and answers with the hits (document, version, section, link, score, text).
+Optional filters as in ``manage.py search``: ``section``, ``type`` (repeatable).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.http import require_GET
+
+from knowledge.embedding import EmbeddingModelMismatch
+from knowledge.models import Chunk
+from knowledge.retrieval.hits import describe, result_summary
+from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.types import Filters
+from portal.api_auth import api_token_required
+
+MAX_QUERY_CHARS = 2000
+MAX_K = 50
+
+
+def _error(message: str, status: int = 400) -> JsonResponse:
+    return JsonResponse({"error": message}, status=status)
+
+
+@api_token_required
+@require_GET
+def search_api(request: HttpRequest) -> JsonResponse:
+    query = request.GET.get("q", "").strip()
+    if not query:
+        return _error("The parameter q (the question or search words) is required.")
+    if len(query) > MAX_QUERY_CHARS:
+        return _error(f"q is longer than {MAX_QUERY_CHARS} characters.")
+    try:
+        k = int(request.GET.get("k") or settings.SEARCH_RESULTS)
+    except ValueError:
+        return _error("k must be a whole number.")
+    if not 1 <= k <= MAX_K:
+        return _error(f"k must be between 1 and {MAX_K}.")
+    types = request.GET.getlist("type")
+    unknown = sorted(set(types) - set(Chunk.BlockType.values))
+    if unknown:
+        return _error(
+            f"Unknown type {', '.join(unknown)}; one of {', '.join(Chunk.BlockType.values)}."
+        )
+    filters = Filters(
+        sections=[s.strip().rstrip(".") for s in request.GET.getlist("section") if s.strip()],
+        block_types=types,
+    )
+    try:
+        result = search(query, user=request.user, filters=filters, options=SearchOptions(k=k))
+    except EmbeddingModelMismatch as exc:
+        return _error(str(exc), status=503)
+    results = []
+    for hit in describe(result.hits):
+        row = hit.as_dict()
+        row["url"] = request.build_absolute_uri(hit.url)
+        results.append(row)
+    return JsonResponse(
+        {**result_summary(result), "results": results}, json_dumps_params={"ensure_ascii": False}
+    )
