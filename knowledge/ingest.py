@@ -23,22 +23,19 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from knowledge import termstats
 from knowledge.chunking import ChunkDraft, Chunker, ChunkingConfig
 from knowledge.embedding import Embedder, get_embedder
-from knowledge.models import Chunk, Document, DocumentVersion
+from knowledge.models import Document, DocumentVersion
 from knowledge.parsing.base import ParsedDocument, ParseError
 from knowledge.parsing.registry import parse_document
 from knowledge.storage import read_blob
-from knowledge.vector_index import ensure_vector_index
+from knowledge.store import ClaimLost, refresh_searchable, store_chunks
+
+__all__ = ["ClaimLost", "IngestResult", "claim_version", "ingest_version", "refresh_searchable"]
 
 logger = logging.getLogger(__name__)
 Status = DocumentVersion.Status
 Progress = Callable[[int, str], None]  # percent, stage
-
-
-class ClaimLost(Exception):
-    """Another run took this version over; this run's work is discarded."""
 
 
 @dataclass
@@ -71,9 +68,8 @@ def claim_version(version_id: int, *, force: bool = False) -> str | None:
         progress=0,
         stage="parsing",
         error="",
+        attempts=F("attempts") + 1,
     )
-    if updated:
-        DocumentVersion.objects.filter(pk=version_id).update(attempts=F("attempts") + 1)
     return token if updated else None
 
 
@@ -97,7 +93,7 @@ def ingest_version(
     token = claim_version(version_id, force=force)
     if token is None:
         return IngestResult(version_id, "skipped")
-    version = DocumentVersion.objects.select_related("document__source").get(pk=version_id)
+    version = DocumentVersion.objects.select_related("document").defer("parsed").get(pk=version_id)
     report = progress or (lambda percent, stage: None)
     timings: dict[str, float] = {}
     try:
@@ -109,10 +105,8 @@ def ingest_version(
         vectors = _timed(
             timings, "embed_s", lambda: _embed(version, token, parsed, drafts, embedder, report)
         )
-        _timed(
-            timings, "store_s", lambda: _store(version, token, parsed, drafts, vectors, embedder)
-        )
-        DocumentVersion.objects.filter(pk=version_id).update(timings=timings)
+        # Records store_s itself: the timings go out with the version's last update.
+        store_chunks(version, token, parsed, drafts, vectors, embedder, timings)
         report(100, "ready")
         return IngestResult(version_id, "ready", len(drafts), timings=timings)
     except ClaimLost:
@@ -220,120 +214,13 @@ def _embed(version, token, parsed, drafts, embedder: Embedder, report: Progress)
     return dense, sparse
 
 
-def _store(version, token, parsed, drafts, vectors, embedder: Embedder) -> None:
-    from pgvector import SparseVector
-
-    dense, sparse = vectors
-    ensure_vector_index(embedder.model_id, embedder.dimensions)
-    document = version.document
-    rows = [
-        Chunk(
-            version=version,
-            document=document,
-            source_id=document.source_id,
-            position=i,
-            text=d.text,
-            heading_path=d.heading_path,
-            section=d.section,
-            sections=d.sections,
-            block_type=d.block_type,
-            block_start=d.block_start,
-            block_end=d.block_end,
-            page=d.page,
-            sheet=d.sheet,
-            row_start=d.row_start,
-            row_end=d.row_end,
-            meta=d.meta,
-            token_count=d.token_count,
-            language=parsed.language,
-            embedding=dense[i],
-            sparse=(
-                SparseVector(sparse[i], embedder.sparse_dimensions)
-                if sparse[i] and embedder.sparse_dimensions
-                else None
-            ),
-            embedding_model=embedder.model_id,
-        )
-        for i, d in enumerate(drafts)
-    ]
-    with transaction.atomic():
-        locked = DocumentVersion.objects.select_for_update().get(pk=version.pk)
-        if locked.claim_token != token:
-            raise ClaimLost(version.pk)
-        Chunk.objects.filter(version=locked).delete()
-        Chunk.objects.bulk_create(rows, batch_size=500)
-        _fill_search_vectors(locked.pk, parsed.title or document.title)
-        now = timezone.now()
-        DocumentVersion.objects.filter(pk=locked.pk).update(
-            status=Status.READY,
-            progress=100,
-            stage="",
-            error="",
-            ready_at=now,
-            heartbeat_at=now,
-            embedding_model=embedder.model_id,
-            chunk_count=len(rows),
-            claim_token="",
-        )
-        _update_document(document, parsed)
-        refresh_searchable(document.pk)
-
-
-def _fill_search_vectors(version_id: int, title: str) -> None:
-    # Weight A: the heading path; B: the document title; D: the body. Ranking boosts A and B.
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            UPDATE knowledge_chunk SET search_vector =
-                setweight(to_tsvector(language::regconfig, array_to_string(heading_path, ' ')), 'A')
-                || setweight(to_tsvector(language::regconfig, %s), 'B')
-                || setweight(to_tsvector(language::regconfig, text), 'D')
-            WHERE version_id = %s
-            """,
-            [title, version_id],
-        )
-        cursor.execute(
-            "UPDATE knowledge_chunk SET lexeme_count = length(search_vector) WHERE version_id = %s",
-            [version_id],
-        )
-
-
-def _update_document(document: Document, parsed: ParsedDocument) -> None:
-    fields = {"language": parsed.language}
-    if parsed.title and parsed.title.strip():
-        fields["title"] = parsed.title.strip()[:500]
-    Document.objects.filter(pk=document.pk).update(**fields, updated_at=timezone.now())
-
-
-def refresh_searchable(document_id: int) -> None:
-    """Make the newest ready version the only searchable one (call inside a transaction)."""
-    document = Document.objects.select_for_update().get(pk=document_id)
-    newest = (
-        DocumentVersion.objects.filter(document_id=document_id, status=Status.READY)
-        .order_by("-number")
-        .first()
-    )
-    live = newest is not None and document.removed_at is None
-    going_off = Chunk.objects.filter(document_id=document_id, searchable=True)
-    if live:
-        going_off = going_off.exclude(version=newest)
-    off_ids = list(going_off.values_list("pk", flat=True))
-    on_ids = (
-        list(Chunk.objects.filter(version=newest, searchable=False).values_list("pk", flat=True))
-        if live
-        else []
-    )
-    # Statistics first, while the rows still say what they were.
-    termstats.apply_flip(on_ids, off_ids)
-    Chunk.objects.filter(pk__in=off_ids).update(searchable=False)
-    Chunk.objects.filter(pk__in=on_ids).update(searchable=True)
-    Document.objects.filter(pk=document_id).update(current_version=newest)
-
-
 def _fail(version_id: int, token: str, message: str, timings: dict[str, float]) -> None:
     with transaction.atomic():
+        document_id = DocumentVersion.objects.values_list("document_id", flat=True).get(
+            pk=version_id
+        )
+        # Document before version, as every writer locks them (see knowledge.store).
+        Document.objects.select_for_update().filter(pk=document_id).values_list("pk").first()
         updated = DocumentVersion.objects.filter(pk=version_id, claim_token=token).update(
             status=Status.FAILED,
             error=message,
@@ -344,7 +231,4 @@ def _fail(version_id: int, token: str, message: str, timings: dict[str, float]) 
         )
         if updated:
             # A failed re-ingest must not leave stale chunks of this version searchable.
-            document_id = DocumentVersion.objects.values_list("document_id", flat=True).get(
-                pk=version_id
-            )
             refresh_searchable(document_id)

@@ -1,0 +1,180 @@
+"""Ingest throughput on the QA Bible wiki, through the same code as ``manage.py ingest``.
+
+The whole wiki (238 Markdown pages) is ingested end to end into an empty knowledge base by the
+``ingest`` management command (registration, parse, chunk, embed, store, in this process). Then
+the very texts the model saw (each chunk's embedding text) are embedded once more with the same
+model and batch size, with nothing else around it: that is the physical floor. Prints pages/s,
+chunks/s, peak RSS and the ratio of total ingest time to that bare embedding time (goal <= 1.2),
+plus where the rest of the time went (the per-stage timings each version records).
+
+The machine is shared, so wall-clock figures move with the load; the CPU seconds of this process
+plus its PostgreSQL backend are printed too, and the CPU ratio is the steadier one.
+
+Run: ``.venv/bin/python benchmarks/ingest.py [--pages N] [--profile]``: ``--pages`` ingests only the
+first N pages (a quicker look), ``--profile`` adds a cProfile of the ingest (our functions by
+cumulative time, everything by own time) to find the overhead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from _setup import CORPUS, setup, teardown
+
+WIKI = CORPUS / "wiki_qa_bible_ru"
+
+
+class CpuClock:
+    """CPU seconds of this process and of its PostgreSQL backend (which does the storing)."""
+
+    def __init__(self) -> None:
+        import psutil
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            self.backend = psutil.Process(cursor.fetchone()[0])
+        self.me = psutil.Process()
+
+    def read(self) -> tuple[float, float]:
+        mine, theirs = self.me.cpu_times(), self.backend.cpu_times()
+        return mine.user + mine.system, theirs.user + theirs.system
+
+
+def wiki_folder(pages: int | None, scratch: Path) -> Path:
+    """The wiki, or a copy of its first ``pages`` pages (same relative paths)."""
+    if not pages:
+        return WIKI
+    for path in sorted(WIKI.rglob("*.md"))[:pages]:
+        target = scratch / "wiki" / path.relative_to(WIKI)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    return scratch / "wiki"
+
+
+def ingest_wiki(folder: Path, profile: bool) -> tuple[dict, float]:
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    profiler = None
+    if profile:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
+    started = time.perf_counter()
+    call_command("ingest", str(folder), source="QA Bible", json=True, stdout=out)
+    elapsed = time.perf_counter() - started
+    if profiler is not None:
+        import pstats
+
+        profiler.disable()
+        stats = pstats.Stats(profiler, stream=sys.stdout)
+        print("\nProfile of the ingest: our functions by cumulative time")
+        stats.sort_stats("cumulative").print_stats(r"/work/main/(knowledge|portal)/", 30)
+        print("\nProfile of the ingest: top 20 functions by own time")
+        stats.sort_stats("tottime").print_stats(20)
+    return json.loads(out.getvalue()), elapsed
+
+
+def bare_embedding_seconds(embedder) -> tuple[float, int]:
+    """Embed the stored chunks' embedding texts again, in the ingest's batches, and time it."""
+    from django.conf import settings
+
+    from knowledge.chunking import ChunkDraft
+    from knowledge.ingest import embedding_text
+    from knowledge.models import DocumentVersion
+
+    texts: list[str] = []
+    versions = DocumentVersion.objects.filter(status="ready").select_related("document")
+    for version in versions.order_by("pk"):
+        title = (version.parsed or {}).get("title") or version.document.title
+        for chunk in version.chunks.order_by("position"):
+            draft = ChunkDraft(
+                text=chunk.text,
+                heading_path=chunk.heading_path,
+                section=chunk.section,
+                sections=chunk.sections,
+                block_type=chunk.block_type,
+                block_start=chunk.block_start,
+                block_end=chunk.block_end,
+                token_count=chunk.token_count,
+            )
+            texts.append(embedding_text(title, draft))
+    batch = settings.EMBED_BATCH
+    started = time.perf_counter()
+    for start in range(0, len(texts), batch):
+        embedder.embed_documents(texts[start : start + batch])
+    return time.perf_counter() - started, len(texts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pages", type=int, default=0, help="only the first N pages")
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    setup("ingest")
+    from knowledge.embedding import get_embedder
+
+    loading = time.perf_counter()
+    embedder = get_embedder()  # loaded once per process, as in a worker; not ingest time
+    embedder.embed_documents(["warm-up"])
+    load_s = time.perf_counter() - loading
+    clock = CpuClock()
+
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = wiki_folder(args.pages, Path(scratch))
+        words = sum(len(p.read_text(encoding="utf-8").split()) for p in folder.rglob("*.md"))
+        cpu_before = clock.read()
+        summary, total_s = ingest_wiki(folder, args.profile)
+        cpu_after = clock.read()
+    pages, chunks = summary["files"], summary["chunks"]
+    stages: Counter[str] = Counter()
+    for row in summary["documents"]:
+        stages.update(row.get("timings") or {})
+    cpu_bare_before = clock.read()[0]
+    bare_s, texts = bare_embedding_seconds(embedder)
+    cpu_bare = clock.read()[0] - cpu_bare_before
+    cpu_ingest = cpu_after[0] - cpu_before[0]
+    cpu_db = cpu_after[1] - cpu_before[1]
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    print(
+        f"\nQA Bible wiki: {pages} pages, {words} words -> {chunks} chunks, model {embedder.model_id}"
+    )
+    print(
+        f"  status: {summary['ready']} ready, {summary['failed']} failed, "
+        f"{summary['refused']} refused"
+    )
+    print(f"  model load (once per process, not counted): {load_s:.1f} s")
+    print(f"  ingest total           {total_s:8.1f} s")
+    for key in ("parse_s", "chunk_s", "embed_s", "store_s"):
+        print(f"    {key:<20} {stages.get(key, 0.0):8.1f} s  (sum of the per-version timings)")
+    other = total_s - sum(stages.values())
+    print(f"    {'other (register...)':<20} {other:8.1f} s")
+    print(f"  bare embedding         {bare_s:8.1f} s  ({texts} texts, same model and batches)")
+    print(f"  pages/s   {pages / total_s:8.2f}")
+    print(f"  chunks/s  {chunks / total_s:8.2f}")
+    print(f"  peak RSS  {peak_mb:8.0f} MB (this process; PostgreSQL runs apart)")
+    ratio = total_s / bare_s if bare_s else float("inf")
+    print(f"  ratio total / bare embedding (wall): {ratio:.3f} (goal <= 1.2)")
+    print(
+        f"  CPU: ingest {cpu_ingest:.1f} s here + {cpu_db:.1f} s in PostgreSQL; "
+        f"bare embedding {cpu_bare:.1f} s"
+    )
+    cpu_ratio = (cpu_ingest + cpu_db) / cpu_bare if cpu_bare else float("inf")
+    print(f"  ratio total / bare embedding (CPU):  {cpu_ratio:.3f} (goal <= 1.2)")
+    teardown()
+
+
+if __name__ == "__main__":
+    main()

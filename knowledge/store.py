@@ -1,0 +1,209 @@
+"""The store stage of the ingest: a version's chunks replaced in one transaction, and which
+chunks search sees.
+
+Every chunk row is inserted complete (vectors, full-text column, searchable flag) and never
+updated right after: an UPDATE in PostgreSQL writes a new row and a new entry in every index on
+it, the HNSW graph included, so filling the full-text column and then the searchable flag after
+the insert cost three extra HNSW insertions per chunk, besides the round trips. The full-text
+vectors are computed by PostgreSQL (its stemmers) in one query before the transaction.
+
+BM25 statistics (``knowledge.termstats``) change in the same transaction as the searchable
+flags, and always while the rows they count still exist.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from django.db import connection, transaction
+from django.db.models import OuterRef, Subquery
+from django.utils import timezone
+
+from knowledge import termstats
+from knowledge.chunking import ChunkDraft
+from knowledge.embedding import Embedder
+from knowledge.models import Chunk, Document, DocumentVersion
+from knowledge.parsing.base import ParsedDocument
+from knowledge.vector_index import ensure_vector_index
+
+Status = DocumentVersion.Status
+_INDEXED: set[tuple[str, int]] = set()  # models whose HNSW index this process has ensured
+
+
+class ClaimLost(Exception):
+    """Another run took this version over; this run's work is discarded."""
+
+
+def search_vectors(
+    title: str, language: str, drafts: Sequence[ChunkDraft]
+) -> list[tuple[str, int]]:
+    """(tsvector text, lexeme count) per draft: heading path weight A, title B, body D."""
+    if not drafts:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT v::text, length(v) FROM (
+                SELECT n, setweight(to_tsvector(%s::regconfig, h), 'A')
+                    || setweight(to_tsvector(%s::regconfig, %s), 'B')
+                    || setweight(to_tsvector(%s::regconfig, t), 'D') AS v
+                FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS u(h, t, n)
+            ) AS s ORDER BY n
+            """,
+            [
+                language,
+                language,
+                title,
+                language,
+                [" ".join(d.heading_path) for d in drafts],
+                [d.text for d in drafts],
+            ],
+        )
+        return cursor.fetchall()
+
+
+def _ensure_index(embedder: Embedder) -> None:
+    # CREATE INDEX IF NOT EXISTS takes a table lock even when the index exists: once per process.
+    key = (embedder.model_id, embedder.dimensions)
+    if key not in _INDEXED:
+        ensure_vector_index(*key)
+        _INDEXED.add(key)
+
+
+def store_chunks(
+    version: DocumentVersion,
+    token: str,
+    parsed: ParsedDocument,
+    drafts: list[ChunkDraft],
+    vectors: tuple[list, list],
+    embedder: Embedder,
+    timings: dict[str, float],
+) -> None:
+    """Replace the version's chunks and make it ready, in one transaction; ClaimLost if the
+    version was taken over by another run meanwhile (nothing is written then)."""
+    started = time.perf_counter()
+    _ensure_index(embedder)
+    document = version.document
+    lexical = search_vectors(parsed.title or document.title, parsed.language, drafts)
+    rows = _rows(version, parsed, drafts, vectors, lexical, embedder)
+    with transaction.atomic():
+        # The document first, then the version: the order every other writer locks them in
+        # (registration, version moves and removals), so two of them cannot deadlock.
+        newest_ready = DocumentVersion.objects.filter(
+            document=OuterRef("pk"), status=Status.READY
+        ).exclude(pk=version.pk)
+        document = (
+            Document.objects.select_for_update()
+            .annotate(newest_ready=Subquery(newest_ready.order_by("-number").values("number")[:1]))
+            .get(pk=version.document_id)
+        )
+        locked = (
+            DocumentVersion.objects.select_for_update()
+            .only("claim_token", "number", "document_id")
+            .get(pk=version.pk)
+        )
+        if locked.claim_token != token:
+            raise ClaimLost(version.pk)
+        newest = document.newest_ready is None or locked.number > document.newest_ready
+        live = newest and document.removed_at is None
+        # Off first (their statistics while the rows exist): every searchable chunk of the
+        # document when this version takes over, else only this version's own old chunks.
+        going_off = Chunk.objects.filter(document_id=document.pk, searchable=True)
+        if not live:
+            going_off = going_off.filter(version=locked)
+        off_ids = list(going_off.values_list("pk", flat=True))
+        termstats.apply_flip([], off_ids)
+        if off_ids and live:
+            Chunk.objects.filter(pk__in=off_ids).exclude(version=locked).update(searchable=False)
+        Chunk.objects.filter(version=locked).delete()
+        for row in rows:
+            row.searchable = live
+        created = Chunk.objects.bulk_create(rows, batch_size=500)
+        if live:
+            termstats.apply_flip([c.pk for c in created], [])
+        now = timezone.now()
+        timings["store_s"] = round(time.perf_counter() - started, 3)
+        DocumentVersion.objects.filter(pk=locked.pk).update(
+            status=Status.READY,
+            progress=100,
+            stage="",
+            error="",
+            ready_at=now,
+            heartbeat_at=now,
+            embedding_model=embedder.model_id,
+            chunk_count=len(rows),
+            claim_token="",
+            timings=timings,
+        )
+        fields = {"language": parsed.language, "updated_at": now}
+        if parsed.title and parsed.title.strip():
+            fields["title"] = parsed.title.strip()[:500]
+        if newest:
+            fields["current_version"] = locked
+        Document.objects.filter(pk=document.pk).update(**fields)
+
+
+def _rows(version, parsed, drafts, vectors, lexical, embedder: Embedder) -> list[Chunk]:
+    from pgvector import SparseVector
+
+    dense, sparse = vectors
+    document = version.document
+    return [
+        Chunk(
+            version_id=version.pk,
+            document_id=document.pk,
+            source_id=document.source_id,
+            position=i,
+            text=d.text,
+            heading_path=d.heading_path,
+            section=d.section,
+            sections=d.sections,
+            block_type=d.block_type,
+            block_start=d.block_start,
+            block_end=d.block_end,
+            page=d.page,
+            sheet=d.sheet,
+            row_start=d.row_start,
+            row_end=d.row_end,
+            meta=d.meta,
+            token_count=d.token_count,
+            language=parsed.language,
+            embedding=dense[i],
+            sparse=(
+                SparseVector(sparse[i], embedder.sparse_dimensions)
+                if sparse[i] and embedder.sparse_dimensions
+                else None
+            ),
+            embedding_model=embedder.model_id,
+            search_vector=lexical[i][0],
+            lexeme_count=lexical[i][1],
+        )
+        for i, d in enumerate(drafts)
+    ]
+
+
+def refresh_searchable(document_id: int) -> None:
+    """Make the newest ready version the only searchable one (call inside a transaction)."""
+    document = Document.objects.select_for_update().get(pk=document_id)
+    newest = (
+        DocumentVersion.objects.filter(document_id=document_id, status=Status.READY)
+        .order_by("-number")
+        .only("pk")
+        .first()
+    )
+    live = newest is not None and document.removed_at is None
+    going_off = Chunk.objects.filter(document_id=document_id, searchable=True)
+    if live:
+        going_off = going_off.exclude(version=newest)
+    off_ids = list(going_off.values_list("pk", flat=True))
+    on_ids = (
+        list(Chunk.objects.filter(version=newest, searchable=False).values_list("pk", flat=True))
+        if live
+        else []
+    )
+    # Statistics first, while the rows still say what they were.
+    termstats.apply_flip(on_ids, off_ids)
+    Chunk.objects.filter(pk__in=off_ids).update(searchable=False)
+    Chunk.objects.filter(pk__in=on_ids).update(searchable=True)
+    Document.objects.filter(pk=document_id).update(current_version=newest)
