@@ -124,3 +124,19 @@ def test_the_page_exports_every_rating_of_the_period(client, alice, rated):
     assert len(read_lines(response.content.decode())) == 4
     nothing = client.post(reverse("feedback_export"), {"scope": "selected"})
     assert nothing.status_code == 302  # back to the page with a message
+
+
+def test_staff_write_the_expected_answer_in_the_admin(client, alice, rated):
+    invented = rated["invented"]
+    url = reverse("admin:feedback_rating_change", args=[invented.pk])
+    client.force_login(alice)
+    assert client.get(url).status_code == 200
+    response = client.post(
+        url, {"expected_behaviour": "answer", "expected_answer": "Петров, приказ 12."}
+    )
+    assert response.status_code == 302
+    invented.refresh_from_db()
+    assert invented.expected_answer == "Петров, приказ 12."
+    assert invented.value == "down" and invented.reasons == ["wrong"]  # the user's verdict stays
+    case = json.loads(next(export_lines(ratings_for_export(ids=[invented.pk]))))
+    assert (case["expected_behaviour"], case["expected_answer"]) == ("answer", "Петров, приказ 12.")

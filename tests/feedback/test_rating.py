@@ -51,6 +51,9 @@ def test_thumbs_down_opens_the_reason_form_and_the_form_saves_reasons_and_commen
     html = response.content.decode()
     assert "rating-form" not in html  # the summary replaces the form
     assert "Wrong source" in html and "Это правило изменилось" in html
+    editing = client.get(url, **HX).content.decode()  # "Edit" opens the form, filled in
+    assert 'value="outdated" checked' in editing and 'value="wrong" checked' not in editing
+    assert "Это правило изменилось в версии 2.</textarea>" in editing
 
 
 def test_changing_the_rating_keeps_one_row_per_user_and_answer(client, bob):
