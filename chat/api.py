@@ -1,0 +1,67 @@
+"""``POST /api/v1/ask``: the whole answer pipeline for tools and agents (personal API tokens).
+
+Body: JSON ``{"question": "...", "profile": "Draft test cases", "conversation": 12}`` (profile
+and conversation optional; a conversation of the token's owner continues it). Answer: the same
+JSON as ``manage.py ask --json``.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.http import require_POST
+
+from chat.answering import answer_now
+from chat.guard import chat_enabled
+from chat.models import AssistantProfile, Conversation
+from chat.serialize import message_json
+from knowledge.embedding import EmbeddingModelMismatch
+from portal.api_auth import api_token_required
+
+MAX_QUESTION_CHARS = 4000
+
+
+def _error(message: str, status: int = 400) -> JsonResponse:
+    return JsonResponse({"error": message}, status=status)
+
+
+@api_token_required
+@require_POST
+def ask_api(request: HttpRequest) -> JsonResponse:
+    try:
+        body = json.loads(request.body or b"{}")
+    except ValueError:
+        return _error('The body must be JSON: {"question": "..."}')
+    question = str(body.get("question") or "").strip() if isinstance(body, dict) else ""
+    if not question:
+        return _error("question is required.")
+    if len(question) > MAX_QUESTION_CHARS:
+        return _error(f"question is longer than {MAX_QUESTION_CHARS} characters.")
+    if not chat_enabled():
+        return _error("The chat is switched off by an administrator.", status=503)
+    conversation = _conversation(request, body)
+    if isinstance(conversation, JsonResponse):
+        return conversation
+    try:
+        message = answer_now(conversation, question, user=request.user)
+    except EmbeddingModelMismatch as exc:
+        return _error(str(exc), status=503)
+    return JsonResponse(
+        message_json(message, base_url=request.build_absolute_uri("/").rstrip("/")),
+        json_dumps_params={"ensure_ascii": False},
+    )
+
+
+def _conversation(request: HttpRequest, body: dict) -> Conversation | JsonResponse:
+    if body.get("conversation"):
+        found = Conversation.objects.filter(pk=body["conversation"], user=request.user).first()
+        return found or _error("No such conversation of yours.", status=404)
+    profile = None
+    if body.get("profile"):
+        profile = AssistantProfile.objects.filter(name__iexact=str(body["profile"])).first()
+        if profile is None:
+            return _error(f"No profile {body['profile']!r}.", status=404)
+    return Conversation.objects.create(
+        user=request.user, profile=profile, title=str(body.get("question"))[:120]
+    )
