@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from knowledge.parsing.base import ParsedDocument, md_cell
+
 _DELIMITER = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
@@ -83,3 +85,30 @@ def count_pipe_tables(markdown: str) -> list[int]:
             continue
         i += 1
     return counts
+
+
+def assert_tables_whole(parsed: ParsedDocument, chunks: list[dict]) -> int:
+    """Every table block is in chunks as Markdown with its header; each row whole, exactly once.
+
+    Returns the number of table blocks checked.
+    """
+    checked = 0
+    for index, block in enumerate(parsed.blocks):
+        if block.kind not in ("table", "test_case") or block.table is None:
+            continue
+        pieces = [c for c in chunks if c["block_start"] == index and c["block_type"] == block.kind]
+        assert pieces, f"table block {index} is in no chunk"
+        header = cells("| " + " | ".join(md_cell(c) for c in block.table.header) + " |")
+        rows_seen: list[list[str]] = []
+        for piece in pieces:
+            assert piece["block_end"] == index
+            tables = tables_in_chunk(piece["text"])
+            assert len(tables) == 1, piece["text"][:300]
+            assert tables[0].header == header  # the header row, repeated in every piece
+            rows_seen += tables[0].rows
+        expected = [
+            cells("| " + " | ".join(md_cell(c) for c in row) + " |") for row in block.table.rows
+        ]
+        assert rows_seen == expected  # no row lost, cut, repeated or reordered
+        checked += 1
+    return checked

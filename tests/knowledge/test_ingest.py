@@ -19,13 +19,13 @@ from knowledge import termstats
 from knowledge.chunking import Chunker, ChunkingConfig
 from knowledge.ingest import ingest_version
 from knowledge.models import Chunk, CorpusStat, Document, DocumentVersion, Source, TermStat
-from knowledge.parsing.base import ParsedDocument, md_cell
+from knowledge.parsing.base import ParsedDocument
 from knowledge.parsing.registry import parse_document
 from knowledge.registration import register_file
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
 from tests.knowledge.conftest import PMI, ingest
-from tests.knowledge.tables import cells, tables_in_chunk
+from tests.knowledge.tables import assert_tables_whole
 
 CHUNK_FIELDS = ("position", "text", "heading_path", "section", "sections", "block_type")
 
@@ -69,33 +69,6 @@ def tree_numbers(levels: list[int]) -> list[str]:
         counters[level - 1] += 1
         numbers.append(".".join(map(str, counters)))
     return numbers
-
-
-def assert_tables_whole(parsed: ParsedDocument, chunks: list[dict]) -> int:
-    """Every table block is in chunks as Markdown with its header; each row whole, exactly once.
-
-    Returns the number of table blocks checked.
-    """
-    checked = 0
-    for index, block in enumerate(parsed.blocks):
-        if block.kind not in ("table", "test_case") or block.table is None:
-            continue
-        pieces = [c for c in chunks if c["block_start"] == index and c["block_type"] == block.kind]
-        assert pieces, f"table block {index} is in no chunk"
-        header = cells("| " + " | ".join(md_cell(c) for c in block.table.header) + " |")
-        rows_seen: list[list[str]] = []
-        for piece in pieces:
-            assert piece["block_end"] == index
-            tables = tables_in_chunk(piece["text"])
-            assert len(tables) == 1, piece["text"][:300]
-            assert tables[0].header == header  # the header row, repeated in every piece
-            rows_seen += tables[0].rows
-        expected = [
-            cells("| " + " | ".join(md_cell(c) for c in row) + " |") for row in block.table.rows
-        ]
-        assert rows_seen == expected  # no row lost, cut, repeated or reordered
-        checked += 1
-    return checked
 
 
 def as_dicts(version: DocumentVersion) -> list[dict]:
