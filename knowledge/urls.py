@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import include, path
 
 from knowledge import api, views
 
@@ -15,4 +15,5 @@ urlpatterns = [
     path("sources/<int:pk>/reindex/", views.reindex, {"scope": "source"}, name="reindex_source"),
     path("versions/<int:pk>/download/", views.download, name="download_version"),
     path("api/v1/search", api.search_api, name="api_search"),
+    path("", include("knowledge.versions.urls")),
 ]

@@ -137,15 +137,20 @@ def _fold(rows: list[BlockRow], *, whole: bool) -> list[BlockRow | Fold]:
 def _block_row(diff: BlockDiff) -> BlockRow:
     if diff.table is not None:
         return BlockRow(diff.status, diff.kind, table_html=table_html(diff.table))
+    block = diff.new or diff.old
+    if diff.status in ("same", "added", "removed") and block.table is not None:  # type: ignore[union-attr]
+        # A table shown whole once, across both columns, rather than twice side by side.
+        html = plain_table_html(block.table)  # type: ignore[union-attr]
+        return BlockRow(diff.status, diff.kind, table_html=html)
     if diff.status == "same":
         html = block_html(diff.new)  # type: ignore[arg-type]
         return BlockRow("same", diff.kind, html, html, html)
     if diff.status == "added":
         html = block_html(diff.new)  # type: ignore[arg-type]
-        return BlockRow("added", diff.kind, "", html, f"<ins>{html}</ins>")
+        return BlockRow("added", diff.kind, "", html, block_html(diff.new, mark="ins"))  # type: ignore[arg-type]
     if diff.status == "removed":
         html = block_html(diff.old)  # type: ignore[arg-type]
-        return BlockRow("removed", diff.kind, html, "", f"<del>{html}</del>")
+        return BlockRow("removed", diff.kind, html, "", block_html(diff.old, mark="del"))  # type: ignore[arg-type]
     words = diff.words
     assert words is not None
     return BlockRow(
@@ -161,11 +166,14 @@ def _wrap(block: Block, html: str) -> str:
     return f'<pre class="code">{html}</pre>' if block.kind == "code" else f"<p>{html}</p>"
 
 
-def block_html(block: Block) -> str:
-    """One unchanged, added or removed block as escaped HTML."""
+def block_html(block: Block, mark: str = "") -> str:
+    """One unchanged, added or removed block as escaped HTML; ``mark`` ("ins" or "del") wraps
+    its text for the inline view."""
     if block.table is not None:
         return plain_table_html(block.table)
     text = escape(block.text, quote=False)
+    if mark:
+        text = f"<{mark}>{text}</{mark}>"
     if block.kind == "code":
         return f'<pre class="code">{text}</pre>'
     return "<p>" + text.replace("\n", "<br>") + "</p>"
@@ -224,4 +232,4 @@ def _row_preview(row: RowDiff) -> str:
     changed = [t for c, t in zip(row.cells, texts, strict=True) if c.changed and t.strip()]
     text = " · ".join(changed or [t for t in texts if t.strip()])
     text = " ".join(text.split())
-    return text[:90] + ("…" if len(text) > 90 else "")
+    return text[:60] + ("…" if len(text) > 60 else "")

@@ -16,8 +16,9 @@ from html import escape
 
 _TOKEN = re.compile(r"\w+|\n|[^\S\n]+|[^\w\s]", re.UNICODE)
 _WORD = re.compile(r"\w", re.UNICODE)
-# Inline emphasis a Markdown source may carry; it is formatting, not text.
-_EMPHASIS = re.compile(r"(\*\*|__|\*|`)")
+# Bold and code marks a Markdown source may carry are formatting, not text. Underscores are
+# left alone: a form's "«___» ________ 2019 г." is made of them.
+_EMPHASIS = re.compile(r"(\*\*|`)")
 _SPACES = re.compile(r"[^\S\n]+")
 
 EQUAL, INSERT, DELETE = "equal", "insert", "delete"
