@@ -7,8 +7,10 @@ Pure Python: "2019-05-14", "14.05.2019", "14 мая 2019", "4 May 2019", "May 4,
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
+from typing import Protocol, TypeVar
 
 PREVIOUS, LATEST, FIRST = "previous", "latest", "first"
 
@@ -80,7 +82,7 @@ def parse_ref(ref: str | date) -> VersionRef:
     if isinstance(ref, date):
         return VersionRef(day=ref)
     text = " ".join(str(ref).split()).strip().strip("«»\"'").strip()
-    low = _LABEL_PREFIX.sub("", text.casefold())
+    low = _LABEL_PREFIX.sub("", re.sub(r"^(?:the|a)\s+", "", text.casefold()))
     for word, pattern in _RELATIVE:
         if pattern.match(low):
             return VersionRef(relative=word)
@@ -117,3 +119,64 @@ def label_matches(label: str, wanted: str) -> bool:
     if a == b or a.lstrip("v") == b.lstrip("v"):
         return True
     return len(b) >= 4 and b in a.split()
+
+
+class Versioned(Protocol):
+    """What resolving needs of a version (a DocumentVersion has it)."""
+
+    number: int
+    label: str
+    label_date: date | None
+
+
+V = TypeVar("V", bound=Versioned)
+
+
+def resolve(found_refs: Sequence[VersionRef], versions: Sequence[V]) -> list[V]:
+    """The versions (oldest first in ``versions``) the references name, in the order given,
+    each once; see ``services.resolve_versions`` for the rules."""
+    found: list[V | None] = [_absolute(r, versions) for r in found_refs]
+    for index, ref in enumerate(found_refs):
+        if ref.relative == LATEST:
+            found[index] = versions[-1] if versions else None
+        elif ref.relative == FIRST:
+            found[index] = versions[0] if versions else None
+    for index, ref in enumerate(found_refs):
+        if ref.relative == PREVIOUS:
+            others = [v for k, v in enumerate(found) if k != index and v is not None]
+            anchor = others[0] if others else (versions[-1] if versions else None)
+            found[index] = _before(anchor, versions)
+    result: list[V] = []
+    for version in found:
+        if version is not None and version not in result:
+            result.append(version)
+    return result
+
+
+def _absolute(ref: VersionRef, versions: Sequence[V]) -> V | None:
+    if ref.number is not None:
+        return next((v for v in versions if v.number == ref.number), None)
+    if ref.day is not None:
+        # Dates tie (two versions of 2019-05-14): the later in the order is that day's version;
+        # a day no version carries names the one in force then.
+        same_day = [v for v in versions if v.label_date == ref.day]
+        before = [v for v in versions if v.label_date and v.label_date <= ref.day]
+        return (same_day or before or [None])[-1]
+    if ref.month_day is not None:
+        same = [
+            v
+            for v in versions
+            if v.label_date and (v.label_date.month, v.label_date.day) == ref.month_day
+        ]
+        return same[-1] if same else None
+    if ref.label:
+        matches = [v for v in versions if label_matches(v.label, ref.label)]
+        return matches[-1] if matches else None
+    return None
+
+
+def _before(anchor: V | None, versions: Sequence[V]) -> V | None:
+    if anchor is None:
+        return None
+    earlier = [v for v in versions if v.number < anchor.number]
+    return earlier[-1] if earlier else None

@@ -185,55 +185,7 @@ def resolve_versions(
         .defer("parsed")
         .order_by("number")
     )
-    parsed = [refs.parse_ref(r) for r in labels_or_dates]
-    found: list[DocumentVersion | None] = [_absolute(r, versions) for r in parsed]
-    for index, ref in enumerate(parsed):
-        if ref.relative == refs.LATEST:
-            found[index] = versions[-1] if versions else None
-        elif ref.relative == refs.FIRST:
-            found[index] = versions[0] if versions else None
-    for index, ref in enumerate(parsed):
-        if ref.relative == refs.PREVIOUS:
-            others = [v for k, v in enumerate(found) if k != index and v is not None]
-            anchor = others[0] if others else (versions[-1] if versions else None)
-            found[index] = _before(anchor, versions)
-    result: list[DocumentVersion] = []
-    for version in found:
-        if version is not None and version not in result:
-            result.append(version)
-    return result
-
-
-def _absolute(ref: refs.VersionRef, versions: list[DocumentVersion]) -> DocumentVersion | None:
-    if ref.number is not None:
-        return next((v for v in versions if v.number == ref.number), None)
-    if ref.day is not None:
-        same_day = [v for v in versions if v.label_date == ref.day]
-        if same_day:
-            return same_day[-1]
-        before = [v for v in versions if v.label_date and v.label_date <= ref.day]
-        return before[-1] if before else None
-    if ref.month_day is not None:
-        month, day = ref.month_day
-        same = [
-            v
-            for v in versions
-            if v.label_date and (v.label_date.month, v.label_date.day) == (month, day)
-        ]
-        return same[-1] if same else None
-    if ref.label:
-        matches = [v for v in versions if refs.label_matches(v.label, ref.label)]
-        return matches[-1] if matches else None
-    return None
-
-
-def _before(
-    anchor: DocumentVersion | None, versions: list[DocumentVersion]
-) -> DocumentVersion | None:
-    if anchor is None:
-        return None
-    earlier = [v for v in versions if v.number < anchor.number]
-    return earlier[-1] if earlier else None
+    return refs.resolve([refs.parse_ref(r) for r in labels_or_dates], versions)
 
 
 def latest_two(document: Document) -> tuple[DocumentVersion, DocumentVersion] | None:

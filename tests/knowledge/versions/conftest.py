@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import pytest
 from django.core.management import call_command
+from django.db import connections
 
 from .helpers import HSE
 
@@ -40,6 +41,9 @@ def remove_source(source_id: int) -> None:
 
     Source.objects.filter(pk=source_id).delete()
     termstats.rebuild()
+    # Once the browser tests have run, this teardown can be in another context than the one
+    # that opened the test connection; left open, its session stops the test database drop.
+    connections.close_all()
 
 
 def ingest_folder(folder, source: str) -> dict:
