@@ -3,8 +3,11 @@ staff upload and reindex buttons, file download."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
+
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -15,6 +18,21 @@ from django_htmx.http import HttpResponseClientRefresh
 from knowledge import services
 from knowledge.models import Document, DocumentVersion, Source
 from knowledge.viewer import build_view
+
+
+def staff_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Staff only: anonymous users go to the login page, signed-in readers get 403 (not the
+    admin's login page, which would drop what they posted)."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        if not request.user.is_staff:
+            raise PermissionDenied
+        return view(request, *args, **kwargs)
+
+    return wrapped
 
 
 @require_GET
@@ -71,7 +89,7 @@ def download(request: HttpRequest, pk: int) -> FileResponse:
     return FileResponse(handle, as_attachment=True, filename=version.filename)
 
 
-@staff_member_required
+@staff_required
 @require_POST
 def upload(request: HttpRequest) -> HttpResponse:
     """Staff upload of several files at once into a source (existing or new)."""
@@ -92,7 +110,7 @@ def upload(request: HttpRequest) -> HttpResponse:
     return redirect(f"{_documents_url()}?source={source.pk}")
 
 
-@staff_member_required
+@staff_required
 @require_POST
 def reindex(request: HttpRequest, scope: str, pk: int | None = None) -> HttpResponse:
     """Reindex one document, one source, or everything (forced re-ingest, on the worker)."""

@@ -8,4 +8,8 @@ load_settings_or_exit()
 
 from django.core.asgi import get_asgi_application  # noqa: E402
 
-application = get_asgi_application()
+from portal.uploads import RequestSizeLimitASGIMiddleware  # noqa: E402
+
+# Django's ASGI handler reads a whole request body before any middleware sees it: the size
+# limit has to wrap the application to refuse an oversized upload before it is read.
+application = RequestSizeLimitASGIMiddleware(get_asgi_application())
