@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
+import os
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,11 +43,44 @@ def qa_bible(demo_kb):
     return demo_kb["QA Bible"]
 
 
+def wait_for(predicate, *, timeout: float = 600, what: str = "condition", interval: float = 0.2):
+    """Poll ``predicate`` until it returns something truthy; fail after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def finished_tasks(worker: WorkerProcess, name: str = "knowledge.ingest_version") -> int:
+    """How many ``name`` tasks the worker has started, once it is running none (else -1).
+
+    Asked from the worker itself (Celery's remote control): its log holds warnings only.
+    """
+    from portal.celery import app
+
+    inspect = app.control.inspect(timeout=1.0)
+    stats, active = inspect.stats() or {}, inspect.active() or {}
+    mine = [host for host in stats if host.startswith(worker.name + "@")]
+    if not mine or active.get(mine[0]):
+        return -1
+    return stats[mine[0]].get("total", {}).get(name, 0)
+
+
 @pytest.fixture
-def stale_worker(transactional_db, monkeypatch) -> Iterator[WorkerProcess]:
-    """A real worker that takes a version over once its heartbeat is 3 seconds old."""
-    monkeypatch.setenv("DJANGO_SETTINGS_MODULE", STALE_SETTINGS)
-    process = WorkerProcess(f"stale-{id(monkeypatch)}")
-    monkeypatch.delenv("DJANGO_SETTINGS_MODULE")
-    yield process
-    process.stop()
+def stale_workers(transactional_db, monkeypatch) -> Iterator[Callable[[], WorkerProcess]]:
+    """Starts real workers that take a version over once its heartbeat is 3 seconds old and
+    embed 8 chunks per batch (``tests/knowledge/stale_settings.py``); all stopped at the end."""
+    started: list[WorkerProcess] = []
+
+    def start() -> WorkerProcess:
+        with monkeypatch.context() as patch:
+            patch.setenv("DJANGO_SETTINGS_MODULE", STALE_SETTINGS)
+            started.append(WorkerProcess(f"stale{len(started)}-{os.getpid()}"))
+        return started[-1]
+
+    yield start
+    for process in started:
+        process.stop()
