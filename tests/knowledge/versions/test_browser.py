@@ -38,6 +38,11 @@ def test_compare_page_switches_views_and_follows_a_deep_link_to_a_changed_row(
 ):
     document, old, new = renamed_pmi
     login(page, portal_server.url, "bob")
+    page.click(".nav a:text('Versions')")
+    page.wait_for_url(lambda url: url.endswith("/versions/"))
+    last_two = f"/documents/{document.pk}/compare/?a={old.pk}&b={new.pk}"
+    assert page.locator(f"a[href='{last_two}']").inner_text() == "Compare the last two"
+    screenshot(page, "versions-index")
     page.goto(f"{portal_server.url}/documents/{document.pk}/versions/")
     assert page.locator("tr[id^=v-]").count() == 2
     screenshot(page, "versions-history")
