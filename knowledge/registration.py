@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import PurePosixPath
 
-from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db import transaction
+from django.db.models import Max, Q
 
 from knowledge.models import Document, DocumentVersion, Source
 from knowledge.storage import sha256_of, store_blob
@@ -88,43 +88,46 @@ def register_file(
     name = store_blob(data, digest)
     derived_label, label_date = label_from_name(filename)
     with transaction.atomic():
-        document, _ = Document.objects.get_or_create(
+        # The document row is locked for the rest of the transaction: version numbering and the
+        # same-bytes check are serialised per document.
+        document, _ = Document.objects.select_for_update().get_or_create(
             source=source, path=path, defaults={"title": title_from_path(path)}
         )
-        # Serialise version numbering per document.
-        document = Document.objects.select_for_update().get(pk=document.pk)
-        existing = DocumentVersion.objects.filter(document=document, sha256=digest).first()
-        if existing is not None:
-            if document.removed_at is not None:
-                document.removed_at = None
-                document.save(update_fields=["removed_at", "updated_at"])
-            return Registration(document, existing, created=False)
-        number = (document.versions.aggregate(n=Max("number"))["n"] or 0) + 1
-        try:
-            with transaction.atomic():
-                version = DocumentVersion.objects.create(
-                    document=document,
-                    number=number,
-                    sha256=digest,
-                    file=name,
-                    filename=filename,
-                    size=len(data),
-                    label=label if label is not None else derived_label,
-                    label_date=label_date,
-                    added_by=added_by if getattr(added_by, "pk", None) else None,
-                    added_via=via,
-                )
-        except IntegrityError:
-            existing = DocumentVersion.objects.get(document=document, sha256=digest)
-            return Registration(document, existing, created=False)
-        if document.removed_at is not None:
-            document.removed_at = None
-            document.save(update_fields=["removed_at", "updated_at"])
+        known = document.versions.aggregate(
+            newest=Max("number"), same=Max("pk", filter=Q(sha256=digest))
+        )
+        if known["same"] is not None:
+            _restore(document)
+            return Registration(document, DocumentVersion.objects.get(pk=known["same"]), False)
+        version = DocumentVersion.objects.create(
+            document=document,
+            number=(known["newest"] or 0) + 1,
+            sha256=digest,
+            file=name,
+            filename=filename,
+            size=len(data),
+            label=label if label is not None else derived_label,
+            label_date=label_date,
+            added_by=added_by if getattr(added_by, "pk", None) else None,
+            added_via=via,
+        )
+        _restore(document)
         if enqueue:
             from knowledge.tasks import ingest_version_task
 
             ingest_version_task.delay_on_commit(version.pk)
     return Registration(document, version, created=True)
+
+
+def _restore(document: Document) -> None:
+    """A removed document whose file came back is live again, and searchable at once."""
+    if document.removed_at is None:
+        return
+    from knowledge.store import refresh_searchable
+
+    Document.objects.filter(pk=document.pk).update(removed_at=None)
+    document.removed_at = None
+    refresh_searchable(document.pk)
 
 
 def get_or_create_source(name: str, **defaults) -> Source:
