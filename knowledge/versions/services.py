@@ -81,11 +81,14 @@ def compare(old: DocumentVersion, new: DocumentVersion) -> Comparison:
 
     Cached in this process by the two versions and their ingest times (a re-ingested version
     is compared afresh); a computed change summary is also stored (``VersionChange``) for the
-    history page. Raises ``NotComparable`` for versions of two documents or without a parsed
-    document.
+    history page. Raises ``NotComparable`` for versions of two documents or a version that is
+    not ready.
     """
     if old.document_id != new.document_id:
         raise NotComparable("The two versions belong to different documents")
+    for version in (old, new):
+        if version.status != Status.READY:
+            raise NotComparable(f"Version {version.display_label} is not indexed yet")
     key = (old.pk, new.pk, old.ready_at, new.ready_at, ENGINE)
     with _cache_lock:
         cached = _cache.get(key)

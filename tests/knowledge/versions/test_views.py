@@ -314,3 +314,14 @@ def test_history_defers_summaries_past_its_budget_to_htmx_cells(client, bob, hse
     assert (
         "first version" in client.get(_url("version_change", hse.pmi_id, first.pk)).content.decode()
     )
+
+
+def test_comparison_with_a_version_not_indexed_says_so(client, bob, hse):
+    failed = hse.version("ПМИ_2019-05-20_8661a18.docx")
+    DocumentVersion.objects.filter(pk=failed.pk).update(status="failed", parsed=None)
+    client.force_login(bob)
+    response = _compare(client, hse, "ПМИ_2019-05-15_13d5bd9.docx", "ПМИ_2019-05-20_8661a18.docx")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "Version 2019-05-20 8661a18 is not indexed yet" in html
+    assert 'id="diff"' not in html
