@@ -195,9 +195,14 @@ def _save_parsed(
 
 def embedding_text(title: str, draft: ChunkDraft) -> str:
     """What the model sees: the document title and heading path give a chunk its context."""
-    path = [p for p in draft.heading_path if p]
+    return text_to_embed(title, draft.heading_path, draft.text)
+
+
+def text_to_embed(title: str, heading_path: list[str], text: str) -> str:
+    """``embedding_text`` from a chunk's parts (a stored chunk, when re-embedding)."""
+    path = [p for p in heading_path if p]
     head = path if path and path[0] == title else [title, *path]
-    return " › ".join(h for h in head if h) + "\n\n" + draft.text
+    return " › ".join(h for h in head if h) + "\n\n" + text
 
 
 def _embed(version, token, parsed, drafts, embedder: Embedder, report: Progress):

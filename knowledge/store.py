@@ -71,6 +71,12 @@ def _ensure_index(embedder: Embedder) -> None:
         _INDEXED.add(key)
 
 
+def forget_index(model_id: str) -> None:
+    """The model's index was dropped: ensure it again before storing with that model."""
+    for key in [k for k in _INDEXED if k[0] == model_id]:
+        _INDEXED.discard(key)
+
+
 def store_chunks(
     version: DocumentVersion,
     token: str,
