@@ -36,9 +36,9 @@ def ingest_version_task(version_id: int, force: bool = False) -> None:
 @app.task(name="knowledge.recover_stalled_versions", ignore_result=True)
 def recover_stalled_versions() -> int:
     """Re-enqueue versions whose worker died (heartbeat too old) or that never got a task."""
-    from knowledge.maintenance import stalled_versions
+    from knowledge.maintenance import requeue_stalled_versions
 
-    ids = stalled_versions()
+    ids = requeue_stalled_versions()
     for version_id in ids:
         ingest_version_task.delay(version_id)
     if ids:
