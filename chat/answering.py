@@ -9,32 +9,24 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-
-from django.db import transaction
 
 from chat import policy
-from chat.citations import cited_numbers, clean_citations
+from chat.citations import clean_citations
+from chat.diff_answer import answer_from_diff
+from chat.events import Event
 from chat.extractive import extractive_answer
 from chat.guard import chat_enabled, redact, refusal_text
-from chat.llm import LLM, LlmUnavailable, Usage, get_llm
+from chat.llm import LLM, LlmUnavailable, Usage, get_llm, temperature_for
 from chat.models import Conversation, Message
 from chat.prompting import build_messages, build_sources, is_russian
 from chat.rewrite import standalone_question
-from chat.storing import finish, store_sources
+from chat.storing import finish, mark_cited, store_sources
 from chat.versions import detect as detect_version_question
-from chat.versions import diff_sources
 from knowledge.retrieval.search import search
 from knowledge.retrieval.types import Filters
 
 logger = logging.getLogger(__name__)
 CHAT_OFF_NOTICE = "Чат временно отключён администратором. Документы, версии и поиск работают."
-
-
-@dataclass
-class Event:
-    kind: str  # "status" | "token" | "done"
-    text: str = ""
 
 
 def start_message(
@@ -94,7 +86,7 @@ def stream_answer(message: Message, *, user, llm: LLM | None | bool = True) -> I
         intent = detect_version_question(message.question, user)
     if intent is not None and intent.comparison is not None:
         yield Event("status", "Сравниваю версии…")
-        yield from _answer_from_diff(message, intent.comparison, history, llm, timings, started)
+        yield from answer_from_diff(message, intent.comparison, history, llm, timings, started)
         return
     if intent is not None and intent.version is not None:
         filters.version_ids = [intent.version.pk]
@@ -130,21 +122,30 @@ def stream_answer(message: Message, *, user, llm: LLM | None | bool = True) -> I
     sources = build_sources(result, question=message.question)
     store_sources(message, sources)
     if llm is None:
-        answer = extractive_answer(
-            message.question, [s.passage for s in sources], russian=is_russian(message.question)
-        )
-        _mark_cited(message, answer)
-        finish(
-            message,
-            answer=answer,
-            outcome=Message.Outcome.ANSWER,
-            mode=Message.Mode.EXTRACTIVE,
-            timings=timings,
-            started=started,
-        )
+        _finish_extractive(message, sources, timings, started)
         yield Event("done")
         return
     yield from _generate(message, sources, history, llm, timings, started)
+
+
+def _finish_extractive(
+    message: Message, sources, timings, started, *, notice: str = "", llm_model: str = ""
+) -> None:
+    """The best passages quoted with their citations: no LLM configured, or the LLM is down."""
+    answer = extractive_answer(
+        message.question, [s.passage for s in sources], russian=is_russian(message.question)
+    )
+    mark_cited(message, answer)
+    finish(
+        message,
+        answer=answer,
+        outcome=Message.Outcome.ANSWER,
+        mode=Message.Mode.EXTRACTIVE,
+        notice=notice,
+        timings=timings,
+        started=started,
+        llm_model=llm_model,
+    )
 
 
 def answer_now(
@@ -227,26 +228,15 @@ def _generate(message: Message, sources, history, llm: LLM, timings, started) ->
     parts: list[str] = []
     tick = time.perf_counter()
     try:
-        for token in llm.stream(messages, temperature=_temperature(profile), usage=usage):
+        for token in llm.stream(messages, temperature=temperature_for(profile), usage=usage):
             if not parts:
                 timings["llm_first_token_ms"] = _ms(tick)
             parts.append(token)
             yield Event("token", token)
     except LlmUnavailable as exc:
         notice = f"Языковая модель недоступна ({exc}); ниже — цитаты из документов."
-        answer = extractive_answer(
-            message.question, [s.passage for s in sources], russian=is_russian(message.question)
-        )
-        _mark_cited(message, answer)
-        finish(
-            message,
-            answer=answer,
-            outcome=Message.Outcome.ANSWER,
-            mode=Message.Mode.EXTRACTIVE,
-            notice=notice,
-            timings=timings,
-            started=started,
-            llm_model=llm.model_id,
+        _finish_extractive(
+            message, sources, timings, started, notice=notice, llm_model=llm.model_id
         )
         yield Event("done")
         return
@@ -262,7 +252,7 @@ def _generate(message: Message, sources, history, llm: LLM, timings, started) ->
         tiles = [
             t.as_dict() for t in policy.reformulation_tiles(message.question, _NoResult(), llm)
         ]
-    _mark_cited(message, answer)
+    mark_cited(message, answer)
     finish(
         message,
         answer=answer,
@@ -279,66 +269,7 @@ def _generate(message: Message, sources, history, llm: LLM, timings, started) ->
     yield Event("done")
 
 
-def _answer_from_diff(
-    message: Message, comparison, history, llm: LLM | None, timings, started
-) -> Iterator[Event]:
-    """Answered from the computed diff: [1] the comparison, [2] the older and [3] the newer version."""
-    sources = diff_sources(comparison)
-    store_sources(message, sources)
-    old, new = comparison.old.display_label, comparison.new.display_label
-    footer = f"\n\nВерсии: {old} [2] → {new} [3]; полное сравнение [1]."
-    if llm is None:
-        answer = f"*Ответ составлен по сравнению версий документа (без языковой модели).*\n\n{sources[0].text}{footer}"
-    else:
-        messages = build_messages(
-            message.question,
-            sources[:1],
-            history,
-            profile=message.conversation.profile,
-            refusal=refusal_text(),
-        )
-        usage = Usage()
-        parts: list[str] = []
-        try:
-            for token in llm.stream(
-                messages, temperature=_temperature(message.conversation.profile), usage=usage
-            ):
-                parts.append(token)
-                yield Event("token", token)
-            answer = clean_citations("".join(parts).strip(), 1)[0] + footer
-        except LlmUnavailable as exc:
-            message.notice = (
-                f"Языковая модель недоступна ({exc}); ниже — изменения из сравнения версий."
-            )
-            answer = f"{sources[0].text}{footer}"
-    _mark_cited(message, answer)
-    finish(
-        message,
-        answer=answer,
-        outcome=Message.Outcome.ANSWER,
-        mode=Message.Mode.DIFF,
-        timings=timings,
-        started=started,
-        notice=message.notice,
-        llm_model=llm.model_id if llm else "",
-    )
-    yield Event("done")
-
-
 class _NoResult:
     """Reformulation after an LLM refusal: the near misses are not known, the LLM suggests."""
 
     near_misses: list = []
-
-
-def _temperature(profile) -> float:
-    from django.conf import settings
-
-    return profile.temperature if profile is not None else settings.LLM_TEMPERATURE
-
-
-def _mark_cited(message: Message, answer: str) -> None:
-    numbers = cited_numbers(answer)
-    with transaction.atomic():
-        message.sources.filter(number__in=numbers).update(cited=True)
-        message.sources.exclude(number__in=numbers).update(cited=False)

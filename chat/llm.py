@@ -126,3 +126,8 @@ def get_llm() -> LLM | None:
         connect_timeout=settings.LLM_CONNECT_TIMEOUT,
         max_tokens=settings.LLM_MAX_TOKENS,
     )
+
+
+def temperature_for(profile) -> float:
+    """The profile's temperature, or the portal's default (KB_LLM_TEMPERATURE)."""
+    return profile.temperature if profile is not None else settings.LLM_TEMPERATURE

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import time
 
+from django.db import transaction
 from django.utils import timezone
 
+from chat.citations import cited_numbers
 from chat.models import Message, MessageSource
 
 
@@ -63,3 +65,10 @@ def finish(
     message.status = Message.Status.DONE
     message.finished_at = timezone.now()
     message.save()
+
+
+def mark_cited(message: Message, answer: str) -> None:
+    numbers = cited_numbers(answer)
+    with transaction.atomic():
+        message.sources.filter(number__in=numbers).update(cited=True)
+        message.sources.exclude(number__in=numbers).update(cited=False)
