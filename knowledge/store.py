@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 
 from django.db import connection, transaction
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from knowledge import termstats
@@ -115,14 +115,20 @@ def store_chunks(
         live = newest and document.removed_at is None
         # Off first (their statistics while the rows exist): every searchable chunk of the
         # document when this version takes over, else only this version's own old chunks.
-        going_off = Chunk.objects.filter(document_id=document.pk, searchable=True)
-        if not live:
-            going_off = going_off.filter(version=locked)
-        off_ids = list(going_off.values_list("pk", flat=True))
+        # One query tells both that and whether this version has old chunks to replace.
+        present = Chunk.objects.filter(
+            Q(searchable=True) | Q(version_id=locked.pk), document_id=document.pk
+        ).values_list("pk", "version_id", "searchable")
+        off_ids, replacing = [], False
+        for pk, version_id, searchable in present:
+            replacing = replacing or version_id == locked.pk
+            if searchable and (live or version_id == locked.pk):
+                off_ids.append(pk)
         termstats.apply_flip([], off_ids)
         if off_ids and live:
             Chunk.objects.filter(pk__in=off_ids).exclude(version=locked).update(searchable=False)
-        Chunk.objects.filter(version=locked).delete()
+        if replacing:  # a reindex: the version's old chunks go (a new version has none)
+            Chunk.objects.filter(version=locked).delete()
         for row in rows:
             row.searchable = live
         created = Chunk.objects.bulk_create(rows, batch_size=500)
