@@ -2,8 +2,9 @@
 
 Two fusions are available. Reciprocal rank fusion (RRF) uses ranks only. The default,
 "calibrated", is a convex combination of scores that mean the same thing in every query:
-the cosine similarity of the dense model, and BM25 divided by the best BM25 the query could
-reach (so 1.0 means every query term matched as well as it can). Scores that mean the same in
+the cosine similarity of the dense model, and BM25 divided by the best BM25 the question could
+reach (so 1.0 means every word of the question matched as well as it can; a word that no chunk
+contains is part of that ceiling too, see ``question_ceiling``). Scores that mean the same in
 every query are what a minimum-score threshold (the honest refusal) needs, and on our benchmark
 the combination is not worse than its best input where plain RRF was.
 """
@@ -11,7 +12,7 @@ the combination is not worse than its best input where plain RRF was.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from knowledge.retrieval.types import Candidate
 
@@ -38,9 +39,30 @@ def bm25_idf(df: int, n: int) -> float:
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
-def bm25_ceiling(idfs: Iterable[float]) -> float:
-    """The best BM25 a chunk can reach for these query terms (tf -> infinity): sum of idf."""
-    return sum(idfs)
+# How much a question word that no chunk contains weighs in the question's ceiling, in units of
+# the idf of the rarest word the chunks do contain (one chunk). Above 1: a question about things
+# the knowledge base never mentions must not pass on its other, common words. 2.5 separates
+# answerable from out-of-domain questions best on benchmarks/refusal.py, with the XQuAD MRR of
+# benchmarks/retrieval.py unchanged.
+ABSENT_WORD_WEIGHT = 2.5
+
+
+def question_ceiling(
+    words: Iterable[Iterable[str]],
+    idf: Mapping[str, float],
+    absent_idf: float,
+    *,
+    absent_weight: float = ABSENT_WORD_WEIGHT,
+) -> float:
+    """The best BM25 (over k1 + 1) a chunk could reach for the question's words: each word at
+    the idf of its best lexeme; a word whose lexemes no chunk has at ``absent_weight`` times
+    ``absent_idf``. Normalised by it, BM25 says how much of what the question asks for a chunk
+    holds - including the words nothing holds."""
+    total = 0.0
+    for lexemes in words:
+        known = [idf[x] for x in lexemes if x in idf]
+        total += max(known) if known else absent_weight * absent_idf
+    return total
 
 
 def cap_per_document(ranked: Sequence[Candidate], per_document: int) -> list[Candidate]:

@@ -16,6 +16,7 @@ from knowledge.embedding import Embedder, EmbeddingModelMismatch, get_embedder
 from knowledge.models import Chunk, Source
 from knowledge.retrieval import fusion
 from knowledge.retrieval import sql as q
+from knowledge.retrieval.ranking import rank_candidates
 from knowledge.retrieval.rerank import Reranker, get_reranker
 from knowledge.retrieval.router import route
 from knowledge.retrieval.types import Candidate, Filters, SearchResult
@@ -79,7 +80,9 @@ def search(
     timings: dict[str, float] = {}
     started = time.perf_counter()
     visible = _visible_sources(user)
-    routed = route(query, source_names=_source_names(visible)) if options.route else None
+    sources = _sources(visible)
+    names = {name.lower(): pk for pk, name, _ in sources}
+    routed = route(query, source_names=names) if options.route else None
     text = routed.text if routed else query
     merged = (filters or Filters()).merged(routed.filters if routed else Filters())
     if routed:
@@ -94,15 +97,17 @@ def search(
     if not merged.is_empty() and not content_words:
         return _browse(query, text, merged, visible, options, timings)
 
+    if "dense" in options.lists:
+        _check_model(embedder)
     tick = time.perf_counter()
     vector = embedder.embed_query(text or query)
     timings["embed"] = _since(tick)
     best: SearchResult | None = None
-    for tier, source_ids in _tiers(visible, merged, options):
+    for tier, source_ids in _tiers(sources, merged, options):
         scope = q.Scope(
             replace(merged, source_ids=source_ids or merged.source_ids), visible, embedder.model_id
         )
-        ranked = _rank(scope, text or query, vector, embedder, options, timings)
+        ranked = rank_candidates(scope, text or query, vector, embedder, options, timings)
         ranked = _rerank(ranked, text or query, active_reranker, options, timings)
         hits, misses = fusion.select(
             ranked,
@@ -146,20 +151,20 @@ def _visible_sources(user) -> list[int] | None:
     return list(Source.objects.visible_to(user).values_list("pk", flat=True))
 
 
-def _source_names(visible: list[int] | None) -> dict[str, int]:
+def _sources(visible: list[int] | None) -> list[tuple[int, str, int]]:
+    """(id, name, priority) of the sources the search may see."""
     sources = Source.objects.all() if visible is None else Source.objects.filter(pk__in=visible)
-    return {name.lower(): pk for pk, name in sources.values_list("pk", "name")}
+    return list(sources.values_list("pk", "name", "priority"))
 
 
 def _tiers(
-    visible: list[int] | None, filters: Filters, options: SearchOptions
+    sources: list[tuple[int, str, int]], filters: Filters, options: SearchOptions
 ) -> list[tuple[int | None, list[int]]]:
     """Cascade tiers as (priority, source ids); one pass over everything when the cascade is off."""
     if not options.cascade or filters.source_ids or filters.version_ids or filters.document_ids:
         return [(None, [])]
-    sources = Source.objects.all() if visible is None else Source.objects.filter(pk__in=visible)
     by_tier: dict[int, list[int]] = {}
-    for pk, priority in sources.values_list("pk", "priority"):
+    for pk, _, priority in sources:
         by_tier.setdefault(priority, []).append(pk)
     if len(by_tier) <= 1:
         return [(None, [])]
@@ -180,7 +185,7 @@ def _stored_models(stamp: int) -> tuple[str, ...]:
     return tuple(sorted(set(ready.values_list("embedding_model", flat=True).distinct())))
 
 
-def _check_model(embedder: Embedder, scope: q.Scope) -> None:
+def _check_model(embedder: Embedder) -> None:
     """Refuse to search vectors of another model (checked once a minute per process)."""
     others = [m for m in _stored_models(int(time.time() // 60)) if m and m != embedder.model_id]
     other = others[0] if others else None
@@ -189,148 +194,6 @@ def _check_model(embedder: Embedder, scope: q.Scope) -> None:
             f"The knowledge base holds vectors of {other!r} but the configured model is "
             f"{embedder.model_id!r}; run 'manage.py reembed' to switch the knowledge base"
         )
-
-
-def _rank(
-    scope: q.Scope,
-    text: str,
-    vector,
-    embedder: Embedder,
-    options: SearchOptions,
-    timings: dict[str, float],
-) -> list[Candidate]:
-    candidates: dict[int, Candidate] = {}
-    k = options.candidates
-    dense_vec = vector.dense[0]
-    if "dense" in options.lists:
-        tick = time.perf_counter()
-        _check_model(embedder, scope)
-        for rank, (chunk_id, score) in enumerate(
-            q.dense_search(scope, dense_vec, k=k, ef_search=options.ef_search), 1
-        ):
-            candidates[chunk_id] = Candidate(chunk_id, dense_rank=rank, dense_score=score)
-        timings["dense"] = timings.get("dense", 0) + _since(tick)
-    ceiling = 0.0
-    idf: dict[str, float] = {}
-    if "lexical" in options.lists:
-        tick = time.perf_counter()
-        lexemes = q.query_lexemes(text, q.LANGUAGES)
-        df, total, avg_length = q.term_stats(lexemes)
-        idf = {x: fusion.bm25_idf(df[x], total) for x in lexemes if df.get(x)}
-        ceiling = (q.BM25_K1 + 1) * fusion.bm25_ceiling(idf.values())
-        rare = _candidate_lexemes(idf, df, settings.LEXICAL_CANDIDATE_BUDGET)
-        phrase = text if '"' in text else ""
-        for rank, (chunk_id, score) in enumerate(
-            q.bm25(scope, idf, avg_length, k=k, candidate_lexemes=rare, phrase_query=phrase), 1
-        ):
-            c = candidates.setdefault(chunk_id, Candidate(chunk_id))
-            c.lexical_rank, c.lexical_score = rank, score
-        timings["lexical"] = timings.get("lexical", 0) + _since(tick)
-    if "sparse" in options.lists and vector.sparse and embedder.sparse_dimensions:
-        tick = time.perf_counter()
-        for rank, (chunk_id, score) in enumerate(
-            q.sparse_search(scope, vector.sparse[0], embedder.sparse_dimensions, k=k), 1
-        ):
-            c = candidates.setdefault(chunk_id, Candidate(chunk_id))
-            c.sparse_rank, c.sparse_score = rank, score
-        timings["sparse"] = timings.get("sparse", 0) + _since(tick)
-    tick = time.perf_counter()
-    _complete(candidates, dense_vec, embedder, scope, idf, options)
-    for c in candidates.values():
-        c.lexical_norm = (c.lexical_score or 0.0) / ceiling if ceiling else 0.0
-        c.score = fusion.calibrated(
-            c.dense_score if "dense" in options.lists else None,
-            c.lexical_norm if "lexical" in options.lists else None,
-            dense_weight=_dense_weight(options),
-        )
-    # Documents and freshness first: the per-document cap and the freshness tie-break need them.
-    _attach_documents(list(candidates.values()))
-    ranked = _fuse(list(candidates.values()), options)
-    timings["fusion"] = timings.get("fusion", 0) + _since(tick)
-    return ranked
-
-
-def _dense_weight(options: SearchOptions) -> float:
-    if options.lists == ("dense",):
-        return 1.0
-    if options.lists == ("lexical",):
-        return 0.0
-    return options.dense_weight
-
-
-def _candidate_lexemes(idf: dict[str, float], df: dict[str, int], budget: int) -> list[str]:
-    """The rarest query terms whose postings add up to ``budget`` chunks (at least one term).
-
-    Bounds the work of the lexical list: a chunk that matches only very common terms cannot
-    outrank one matching a rare term, so it need not be scored.
-    """
-    chosen: list[str] = []
-    used = 0
-    for lexeme in sorted(idf, key=lambda x: df[x]):
-        if chosen and used + df[lexeme] > budget:
-            break
-        chosen.append(lexeme)
-        used += df[lexeme]
-    return chosen
-
-
-def _complete(
-    candidates: dict[int, Candidate],
-    vector,
-    embedder: Embedder,
-    scope: q.Scope,
-    idf: dict[str, float],
-    options: SearchOptions,
-) -> None:
-    """Give every candidate both scores, so fusion compares like with like."""
-    if "dense" in options.lists:
-        missing = [i for i, c in candidates.items() if c.dense_score is None]
-        for chunk_id, score in q.dense_scores(missing, vector, embedder.model_id).items():
-            candidates[chunk_id].dense_score = score
-    if "lexical" in options.lists and idf:
-        missing = [i for i, c in candidates.items() if c.lexical_score is None]
-        if missing:
-            _, _, avg_length = q.term_stats([])
-            for chunk_id, score in q.bm25(
-                scope, idf, avg_length, k=len(missing), candidate_lexemes=[], only_ids=missing
-            ):
-                candidates[chunk_id].lexical_score = score
-
-
-def _fuse(candidates: list[Candidate], options: SearchOptions) -> list[Candidate]:
-    if options.fusion == "rrf" and len(options.lists) > 1:
-        rankings = [
-            [
-                c.chunk_id
-                for c in sorted(
-                    (c for c in candidates if getattr(c, f"{name}_rank")),
-                    key=lambda c, n=name: getattr(c, f"{n}_rank"),
-                )
-            ]
-            for name in options.lists
-        ]
-        scores = fusion.rrf(rankings, k=settings.RRF_K)
-        for c in candidates:
-            c.fused_score = scores.get(c.chunk_id, 0.0)
-        ranked = sorted(candidates, key=lambda c: -c.fused_score)
-    else:
-        for c in candidates:
-            c.fused_score = c.score
-        ranked = fusion.order(candidates)
-    for rank, c in enumerate(ranked, 1):
-        c.fused_rank = rank
-    return ranked
-
-
-def _attach_documents(ranked: list[Candidate]) -> None:
-    rows = Chunk.objects.filter(pk__in=[c.chunk_id for c in ranked]).values_list(
-        "pk", "document_id", "version__created_at", "source__prefer_fresh"
-    )
-    info = {pk: (doc, created, fresh) for pk, doc, created, fresh in rows}
-    for c in ranked:
-        doc, created, fresh = info.get(c.chunk_id, (0, None, False))
-        c.document_id, c.prefer_fresh = doc, fresh
-        c.freshness = created.timestamp() if created else 0.0
 
 
 def _rerank(

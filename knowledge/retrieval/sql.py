@@ -124,19 +124,55 @@ def sparse_search(
         return [(row[0], float(row[1])) for row in cursor.fetchall()]
 
 
-def query_lexemes(text: str, languages: Sequence[str]) -> list[str]:
-    """The lexemes of ``text`` under each text-search configuration in use (stop words gone)."""
+# Token types of a hyphenated compound as a whole ("тест-кейсы"); its parts come as their own
+# tokens, so the whole is not a word of its own.
+_COMPOUND_TOKENS = ("asciihword", "hword", "numhword")
+# A word either language's configuration drops is a stop word.
+_STOP_WORD_CONFIGS = ("english", "russian")
+# Words that shape a question rather than say what it is about, and that PostgreSQL's stop
+# word lists keep ("сколько", "почему", "how many"): not content words of the question.
+QUESTION_WORDS = frozenset(
+    """сколько почему зачем назовите назови каков какова каково каковы чей чья чье чьё чьи
+    чьей чьего чьих который которая которое которые которого которой которому которым
+    которых свой своя свое своё свои своей своего своих своим также
+    many much name""".split()  # noqa: SIM905 - a word list reads better as text
+)
+
+
+def query_terms(text: str, languages: Sequence[str]) -> tuple[list[str], list[list[str]]]:
+    """The lexemes of ``text`` under every configuration (what BM25 scores), and its content
+    words, each as the lexemes it becomes under the configurations (stop words left out).
+
+    The words are what a question asks for; a word no chunk contains still counts (see
+    ``search._rank``: the best BM25 a question could reach includes it).
+    """
     if not text.strip():
-        return []
-    selects = " UNION ".join(
-        "SELECT unnest(tsvector_to_array(to_tsvector(%s::regconfig, %s)))" for _ in languages
-    )
-    params: list = []
-    for language in languages:
-        params += [language, text]
+        return [], []
     with connection.cursor() as cursor:
-        cursor.execute(selects, params)
-        return sorted({row[0] for row in cursor.fetchall()})
+        cursor.execute(
+            "SELECT d.ord, c.cfg, d.alias, d.lexemes FROM unnest(%s::text[]) AS c(cfg), "
+            "LATERAL ts_debug(c.cfg::regconfig, %s) WITH ORDINALITY "
+            "AS d(alias, description, token, dictionaries, dictionary, lexemes, ord)",
+            [list(languages), text],
+        )
+        rows = cursor.fetchall()
+    lexemes: set[str] = set()
+    tokens: dict[int, dict[str, list[str]]] = {}
+    for position, config, alias, found in rows:
+        if found is None:  # spaces and punctuation
+            continue
+        lexemes.update(found)
+        if alias not in _COMPOUND_TOKENS:
+            tokens.setdefault(position, {})[config] = found
+    words = []
+    for _, by_config in sorted(tokens.items()):
+        variants = {x for found in by_config.values() for x in found}
+        if variants & QUESTION_WORDS or not all(
+            by_config.get(c) for c in _STOP_WORD_CONFIGS if c in languages
+        ):
+            continue
+        words.append(sorted(variants))
+    return sorted(lexemes), words
 
 
 def term_stats(lexemes: Sequence[str]) -> tuple[dict[str, int], int, float]:
@@ -166,7 +202,7 @@ def bm25(
 ) -> list[tuple[int, float]]:
     """(chunk id, BM25) best first. Candidates are chunks holding a ``candidate_lexemes`` term
     (or ``only_ids``); every query term in ``idf`` scores."""
-    if not idf:
+    if not idf or (only_ids is not None and not only_ids):
         return []
     condition, params = where(scope)
     if only_ids is not None:

@@ -52,9 +52,24 @@ def test_bm25_idf_is_positive_and_falls_with_document_frequency():
     assert idfs[0] == pytest.approx(math.log(1 + (n - 1 + 0.5) / 1.5))
 
 
-def test_bm25_ceiling_is_the_sum_of_idf():
-    assert fusion.bm25_ceiling([1.5, 2.0, 0.25]) == pytest.approx(3.75)
-    assert fusion.bm25_ceiling([]) == 0
+def test_question_ceiling_takes_each_words_best_lexeme():
+    idf = {"тест": 1.5, "тесты": 0.5, "кейс": 2.0}
+    words = [["тест", "тесты"], ["кейс"]]
+    assert fusion.question_ceiling(words, idf, absent_idf=7.0) == pytest.approx(1.5 + 2.0)
+
+
+def test_a_word_no_chunk_contains_weighs_more_than_any_known_one():
+    idf = {"pump": 1.0}
+    ceiling = fusion.question_ceiling(
+        [["pump"], ["banana"]], idf, absent_idf=7.0, absent_weight=2.0
+    )
+    assert ceiling == pytest.approx(1.0 + 14.0)
+    # so a chunk matching only the known word holds a small share of what is asked
+    assert 1.0 / ceiling < 0.1
+
+
+def test_a_question_without_content_words_has_no_ceiling():
+    assert fusion.question_ceiling([], {"x": 1.0}, absent_idf=7.0) == 0
 
 
 def test_cap_per_document_keeps_order_and_at_most_n_of_a_document():

@@ -1,0 +1,168 @@
+"""One tier's ranked candidates: the dense, lexical and sparse lists, each over-retrieved
+(K per list), every candidate given both calibrated scores, then fused.
+
+The lists run in SQL (``knowledge.retrieval.sql``); the maths are in ``fusion``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+
+from knowledge.embedding import Embedder
+from knowledge.models import Chunk
+from knowledge.retrieval import fusion
+from knowledge.retrieval import sql as q
+from knowledge.retrieval.types import Candidate
+
+if TYPE_CHECKING:
+    from knowledge.retrieval.search import SearchOptions
+
+
+def _since(tick: float) -> float:
+    return round((time.perf_counter() - tick) * 1000, 2)
+
+
+def rank_candidates(
+    scope: q.Scope,
+    text: str,
+    vector,
+    embedder: Embedder,
+    options: SearchOptions,
+    timings: dict[str, float],
+) -> list[Candidate]:
+    """The candidates of the dense, lexical and sparse lists in ``scope``, each with both
+    calibrated scores (fetched for those one list missed), fused, best first."""
+    candidates: dict[int, Candidate] = {}
+    k = options.candidates
+    dense_vec = vector.dense[0]
+    if "dense" in options.lists:
+        tick = time.perf_counter()
+        for rank, (chunk_id, score) in enumerate(
+            q.dense_search(scope, dense_vec, k=k, ef_search=options.ef_search), 1
+        ):
+            candidates[chunk_id] = Candidate(chunk_id, dense_rank=rank, dense_score=score)
+        timings["dense"] = timings.get("dense", 0) + _since(tick)
+    ceiling, avg_length = 0.0, 1.0
+    idf: dict[str, float] = {}
+    if "lexical" in options.lists:
+        tick = time.perf_counter()
+        lexemes, words = q.query_terms(text, q.LANGUAGES)
+        df, total, avg_length = q.term_stats(lexemes)
+        idf = {x: fusion.bm25_idf(df[x], total) for x in lexemes if df.get(x)}
+        absent = fusion.bm25_idf(1, total)  # as rare as the rarest word the chunks have
+        ceiling = (q.BM25_K1 + 1) * fusion.question_ceiling(words, idf, absent)
+        rare = _candidate_lexemes(idf, df, settings.LEXICAL_CANDIDATE_BUDGET)
+        phrase = text if '"' in text else ""
+        for rank, (chunk_id, score) in enumerate(
+            q.bm25(scope, idf, avg_length, k=k, candidate_lexemes=rare, phrase_query=phrase), 1
+        ):
+            c = candidates.setdefault(chunk_id, Candidate(chunk_id))
+            c.lexical_rank, c.lexical_score = rank, score
+        timings["lexical"] = timings.get("lexical", 0) + _since(tick)
+    if "sparse" in options.lists and vector.sparse and embedder.sparse_dimensions:
+        tick = time.perf_counter()
+        for rank, (chunk_id, score) in enumerate(
+            q.sparse_search(scope, vector.sparse[0], embedder.sparse_dimensions, k=k), 1
+        ):
+            c = candidates.setdefault(chunk_id, Candidate(chunk_id))
+            c.sparse_rank, c.sparse_score = rank, score
+        timings["sparse"] = timings.get("sparse", 0) + _since(tick)
+    tick = time.perf_counter()
+    _complete(candidates, dense_vec, embedder, scope, idf, avg_length, options)
+    for c in candidates.values():
+        c.lexical_norm = min(1.0, (c.lexical_score or 0.0) / ceiling) if ceiling else 0.0
+        c.score = fusion.calibrated(
+            c.dense_score if "dense" in options.lists else None,
+            c.lexical_norm if "lexical" in options.lists else None,
+            dense_weight=_dense_weight(options),
+        )
+    # Documents and freshness first: the per-document cap and the freshness tie-break need them.
+    _attach_documents(list(candidates.values()))
+    ranked = _fuse(list(candidates.values()), options)
+    timings["fusion"] = timings.get("fusion", 0) + _since(tick)
+    return ranked
+
+
+def _dense_weight(options: SearchOptions) -> float:
+    if options.lists == ("dense",):
+        return 1.0
+    if options.lists == ("lexical",):
+        return 0.0
+    return options.dense_weight
+
+
+def _candidate_lexemes(idf: dict[str, float], df: dict[str, int], budget: int) -> list[str]:
+    """The rarest query terms whose postings add up to ``budget`` chunks (at least one term).
+
+    Bounds the work of the lexical list: a chunk that matches only very common terms cannot
+    outrank one matching a rare term, so it need not be scored.
+    """
+    chosen: list[str] = []
+    used = 0
+    for lexeme in sorted(idf, key=lambda x: df[x]):
+        if chosen and used + df[lexeme] > budget:
+            break
+        chosen.append(lexeme)
+        used += df[lexeme]
+    return chosen
+
+
+def _complete(
+    candidates: dict[int, Candidate],
+    vector,
+    embedder: Embedder,
+    scope: q.Scope,
+    idf: dict[str, float],
+    avg_length: float,
+    options: SearchOptions,
+) -> None:
+    """Give every candidate both scores, so fusion compares like with like."""
+    if "dense" in options.lists:
+        missing = [i for i, c in candidates.items() if c.dense_score is None]
+        for chunk_id, score in q.dense_scores(missing, vector, embedder.model_id).items():
+            candidates[chunk_id].dense_score = score
+    if "lexical" in options.lists and idf:
+        missing = [i for i, c in candidates.items() if c.lexical_score is None]
+        for chunk_id, score in q.bm25(
+            scope, idf, avg_length, k=len(missing), candidate_lexemes=[], only_ids=missing
+        ):
+            candidates[chunk_id].lexical_score = score
+
+
+def _fuse(candidates: list[Candidate], options: SearchOptions) -> list[Candidate]:
+    if options.fusion == "rrf" and len(options.lists) > 1:
+        rankings = [
+            [
+                c.chunk_id
+                for c in sorted(
+                    (c for c in candidates if getattr(c, f"{name}_rank")),
+                    key=lambda c, n=name: getattr(c, f"{n}_rank"),
+                )
+            ]
+            for name in options.lists
+        ]
+        scores = fusion.rrf(rankings, k=settings.RRF_K)
+        for c in candidates:
+            c.fused_score = scores.get(c.chunk_id, 0.0)
+        ranked = sorted(candidates, key=lambda c: -c.fused_score)
+    else:
+        for c in candidates:
+            c.fused_score = c.score
+        ranked = fusion.order(candidates)
+    for rank, c in enumerate(ranked, 1):
+        c.fused_rank = rank
+    return ranked
+
+
+def _attach_documents(ranked: list[Candidate]) -> None:
+    rows = Chunk.objects.filter(pk__in=[c.chunk_id for c in ranked]).values_list(
+        "pk", "document_id", "version__created_at", "source__prefer_fresh"
+    )
+    info = {pk: (doc, created, fresh) for pk, doc, created, fresh in rows}
+    for c in ranked:
+        doc, created, fresh = info.get(c.chunk_id, (0, None, False))
+        c.document_id, c.prefer_fresh = doc, fresh
+        c.freshness = created.timestamp() if created else 0.0

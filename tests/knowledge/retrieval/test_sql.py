@@ -1,0 +1,59 @@
+"""The SQL side of the lexical list: a question's lexemes and content words, and what the
+normalised BM25 makes of words the knowledge base has never seen."""
+
+from __future__ import annotations
+
+from knowledge.retrieval import sql as q
+from knowledge.retrieval.search import SearchOptions, search
+from tests.knowledge.retrieval.conftest import add_document, make_source
+
+
+def words_of(text: str) -> list[list[str]]:
+    return q.query_terms(text, q.LANGUAGES)[1]
+
+
+def test_content_words_leave_out_stop_words_and_question_words(db):
+    words = words_of("Сколько тест-кейсов в разделе про авторизацию?")
+    flat = {x for variants in words for x in variants}
+    assert {"тест", "кейс", "раздел", "авторизац"} <= flat
+    assert not flat & {"сколько", "в", "про"}
+    assert len(words) == 4  # "тест-кейсов" counts as its two parts, not a third word
+    english = words_of("How many points did the Panthers defense surrender?")
+    assert [w for w in english if "point" in w] and [w for w in english if "panther" in w]
+    assert not {x for w in english for x in w} & {"how", "many", "did", "the"}
+
+
+def test_each_word_keeps_its_lexeme_under_every_configuration(db):
+    [word] = words_of("пароли")
+    assert "парол" in word  # russian stem
+    assert "пароли" in word  # simple: the word itself
+
+
+def test_the_lexemes_include_compounds_for_scoring(db):
+    lexemes, _ = q.query_terms("тест-кейсы", q.LANGUAGES)
+    assert "тест-кейс" in lexemes and "тест" in lexemes
+
+
+def test_an_empty_question_has_no_terms(db):
+    assert q.query_terms("  ", q.LANGUAGES) == ([], [])
+    assert q.query_terms("и в на", q.LANGUAGES)[1] == []
+
+
+HANDBOOK = """# Парольная политика
+
+## Длина пароля
+
+Пароль пользователя должен содержать не менее двенадцати символов. Короткий пароль система
+отклоняет при регистрации и при смене пароля.
+"""
+
+
+def test_words_nothing_contains_lower_the_lexical_share(db, embedder):
+    add_document(make_source("Security"), "policy.md", HANDBOOK, embedder)
+    lexical = SearchOptions(lists=("lexical",), min_score=-1.0)
+    known = search("длина пароля", options=lexical, embedder=embedder).candidates[0]
+    diluted = search("длина пароля шарлотки", options=lexical, embedder=embedder).candidates[0]
+    assert known.chunk_id == diluted.chunk_id
+    assert known.lexical_score == diluted.lexical_score  # the same words matched
+    # but a third of the question is a word no chunk has, and it outweighs a known word
+    assert diluted.lexical_norm < known.lexical_norm * 0.6
