@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 
 from knowledge.embedding import Embedder
-from knowledge.models import Chunk
 from knowledge.retrieval import fusion
 from knowledge.retrieval import sql as q
 from knowledge.retrieval.types import Candidate
@@ -79,8 +78,6 @@ def rank_candidates(
             c.lexical_norm if "lexical" in options.lists else None,
             dense_weight=_dense_weight(options),
         )
-    # Documents and freshness first: the per-document cap and the freshness tie-break need them.
-    _attach_documents(list(candidates.values()))
     ranked = _fuse(list(candidates.values()), options)
     timings["fusion"] = timings.get("fusion", 0) + _since(tick)
     return ranked
@@ -119,11 +116,16 @@ def _complete(
     avg_length: float,
     options: SearchOptions,
 ) -> None:
-    """Give every candidate both scores, so fusion compares like with like."""
-    if "dense" in options.lists:
-        missing = [i for i, c in candidates.items() if c.dense_score is None]
-        for chunk_id, score in q.dense_scores(missing, vector, embedder.model_id).items():
-            candidates[chunk_id].dense_score = score
+    """Give every candidate both scores, so fusion compares like with like, and its document
+    and freshness (the per-document cap and the freshness tie-break need them)."""
+    dense = "dense" in options.lists
+    rows = q.candidate_rows(list(candidates), vector if dense else None, embedder.model_id)
+    for chunk_id, (document_id, created, prefer_fresh, cosine) in rows.items():
+        c = candidates[chunk_id]
+        c.document_id, c.prefer_fresh = document_id, prefer_fresh
+        c.freshness = created.timestamp() if created else 0.0
+        if c.dense_score is None and dense:
+            c.dense_score = cosine
     if "lexical" in options.lists and idf:
         missing = [i for i, c in candidates.items() if c.lexical_score is None]
         for chunk_id, score in q.bm25(
@@ -155,14 +157,3 @@ def _fuse(candidates: list[Candidate], options: SearchOptions) -> list[Candidate
     for rank, c in enumerate(ranked, 1):
         c.fused_rank = rank
     return ranked
-
-
-def _attach_documents(ranked: list[Candidate]) -> None:
-    rows = Chunk.objects.filter(pk__in=[c.chunk_id for c in ranked]).values_list(
-        "pk", "document_id", "version__created_at", "source__prefer_fresh"
-    )
-    info = {pk: (doc, created, fresh) for pk, doc, created, fresh in rows}
-    for c in ranked:
-        doc, created, fresh = info.get(c.chunk_id, (0, None, False))
-        c.document_id, c.prefer_fresh = doc, fresh
-        c.freshness = created.timestamp() if created else 0.0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 import numpy as np
 from django.db import connection, transaction
@@ -90,18 +91,34 @@ def dense_search(
         return [(row[0], float(row[1])) for row in cursor.fetchall()]
 
 
-def dense_scores(ids: Sequence[int], vector: np.ndarray, model_id: str) -> dict[int, float]:
-    """Cosine similarity for chosen chunks (candidates that came from the other lists)."""
+def candidate_rows(
+    ids: Sequence[int], vector: np.ndarray | None, model_id: str
+) -> dict[int, tuple[int, datetime | None, bool, float | None]]:
+    """For each chosen chunk: its document, its version's creation time, whether its source
+    prefers fresh documents, and its cosine similarity to ``vector`` (None without a vector or
+    for vectors of another model) - one query for everything fusion needs besides BM25."""
     if not ids:
         return {}
-    dims = int(vector.shape[0])
+    if vector is None:
+        cosine, params = sql.SQL("NULL"), [list(ids)]
+    else:
+        dims = int(vector.shape[0])
+        cosine = sql.SQL(
+            "CASE WHEN c.embedding_model = {model} "
+            "THEN 1 - (c.embedding::vector({dims}) <=> %s::vector({dims})) END"
+        ).format(dims=sql.Literal(dims), model=sql.Literal(model_id))
+        params = [_vector_literal(vector), list(ids)]
     query = sql.SQL(
-        "SELECT id, 1 - (embedding::vector({dims}) <=> %s::vector({dims})) FROM knowledge_chunk "
-        "WHERE id = ANY(%s) AND embedding_model = {model}"
-    ).format(dims=sql.Literal(dims), model=sql.Literal(model_id))
+        "SELECT c.id, c.document_id, v.created_at, s.prefer_fresh, {cosine} "
+        "FROM knowledge_chunk c JOIN knowledge_documentversion v ON v.id = c.version_id "
+        "JOIN knowledge_source s ON s.id = c.source_id WHERE c.id = ANY(%s)"
+    ).format(cosine=cosine)
     with connection.cursor() as cursor:
-        cursor.execute(query.as_string(cursor.connection), [_vector_literal(vector), list(ids)])
-        return {row[0]: float(row[1]) for row in cursor.fetchall()}
+        cursor.execute(query.as_string(cursor.connection), params)
+        return {
+            row[0]: (row[1], row[2], bool(row[3]), None if row[4] is None else float(row[4]))
+            for row in cursor.fetchall()
+        }
 
 
 def sparse_search(
