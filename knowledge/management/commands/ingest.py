@@ -1,23 +1,28 @@
-"""``manage.py ingest PATH... [--source NAME] [--json] [--versions]``.
+"""``manage.py ingest PATH... [--source NAME] [--json] [--versions] [--jobs N]``.
 
 Registers files and folders through the same service as the upload button and runs the same
-ingest service in this process (no worker needed), with a progress bar.
+ingest service in this process (no worker needed), with a progress bar. ``--jobs 2`` ingests
+two files at once, so that one file's parsing and storing overlap the other's embedding.
 """
 
 from __future__ import annotations
 
 import json
+import queue
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connections
 from tqdm import tqdm
 
 from knowledge.batch import plan_files, register_planned
+from knowledge.embedding import get_embedder
 from knowledge.ingest import ingest_version
 from knowledge.models import DocumentVersion, Source
-from knowledge.registration import get_or_create_source
+from knowledge.registration import Registration, get_or_create_source
 
 
 class Command(BaseCommand):
@@ -37,6 +42,13 @@ class Command(BaseCommand):
         parser.add_argument("--document", default="", help="with --versions: the document's path")
         parser.add_argument("--force", action="store_true", help="re-ingest unchanged versions too")
         parser.add_argument("--json", action="store_true", help="print a machine-readable summary")
+        parser.add_argument(
+            "--jobs",
+            type=int,
+            default=1,
+            help="files ingested at once (2 overlaps one file's parsing and storing with "
+            "another's embedding); every version is registered first, in order",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         paths: list[Path] = [p.expanduser().resolve() for p in options["paths"]]
@@ -48,7 +60,13 @@ class Command(BaseCommand):
         if not planned:
             raise CommandError("no supported files (.docx .pdf .xlsx .md .markdown .txt) found")
         started = time.perf_counter()
-        rows = self._run(source, planned, force=options["force"], quiet=options["json"])
+        rows = self._run(
+            source,
+            planned,
+            force=options["force"],
+            quiet=options["json"],
+            jobs=max(1, options["jobs"]),
+        )
         summary = self._summary(source, rows, time.perf_counter() - started)
         if options["json"]:
             self.stdout.write(json.dumps(summary, ensure_ascii=False, indent=2))
@@ -67,37 +85,29 @@ class Command(BaseCommand):
             Source.objects.filter(pk=source.pk).update(base_url=options["base_url"])
         return source
 
-    def _run(self, source: Source, planned, *, force: bool, quiet: bool) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = []
-        bar = tqdm(planned, unit="file", disable=quiet, dynamic_ncols=True)
-        for item in bar:
-            bar.set_postfix_str(item.path.name[-40:])
+    def _run(
+        self, source: Source, planned, *, force: bool, quiet: bool, jobs: int
+    ) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = [{} for _ in planned]
+        waiting: list[tuple[int, dict[str, Any], Registration]] = []
+        bar = tqdm(total=len(planned), unit="file", disable=quiet, dynamic_ncols=True)
+        for i, item in enumerate(planned):
             row: dict[str, Any] = {"file": str(item.path), "document": item.document_path}
             if item.problem:
-                rows.append({**row, "status": "refused", "error": item.problem, "created": False})
+                rows[i] = {**row, "status": "refused", "error": item.problem, "created": False}
+                bar.update()
                 continue
+            # Registered in the planned order, so a series' version numbers follow it.
             registration = register_planned(source, item, via="cli", enqueue=False)
-            version = registration.version
-            result = ingest_version(version.pk, force=force)
-            # Only what the report shows: the parsed document is large.
-            version.refresh_from_db(
-                fields=["number", "label", "status", "chunk_count", "error", "timings"]
-            )
-            rows.append(
-                {
-                    **row,
-                    "created": registration.created,
-                    "document_id": registration.document.pk,
-                    "version_id": version.pk,
-                    "version": version.number,
-                    "label": version.display_label,
-                    "status": version.status,
-                    "chunks": version.chunk_count,
-                    "error": version.error,
-                    "skipped": result.status == "skipped",
-                    "timings": version.timings,
-                }
-            )
+            if jobs > 1:
+                waiting.append((i, row, registration))
+                continue
+            bar.set_postfix_str(item.path.name[-40:])
+            rows[i] = _ingest(row, registration, force=force)
+            bar.update()
+        if waiting:
+            _ingest_in_threads(waiting, rows, jobs=jobs, force=force, bar=bar)
+        bar.close()
         return rows
 
     def _summary(
@@ -129,3 +139,70 @@ class Command(BaseCommand):
         for row in summary["documents"]:
             if row["status"] in ("failed", "refused"):
                 self.stdout.write(self.style.ERROR(f"  {row['document']}: {row['error']}"))
+
+
+def _ingest(row: dict[str, Any], registration: Registration, *, force: bool) -> dict[str, Any]:
+    version = registration.version
+    result = ingest_version(version.pk, force=force)
+    # Only what the report shows: the parsed document is large.
+    version.refresh_from_db(fields=["number", "label", "status", "chunk_count", "error", "timings"])
+    return {
+        **row,
+        "created": registration.created,
+        "document_id": registration.document.pk,
+        "version_id": version.pk,
+        "version": version.number,
+        "label": version.display_label,
+        "status": version.status,
+        "chunks": version.chunk_count,
+        "error": version.error,
+        "skipped": result.status == "skipped",
+        "timings": version.timings,
+    }
+
+
+def _ingest_in_threads(
+    waiting: list[tuple[int, dict[str, Any], Registration]],
+    rows: list[dict[str, Any]],
+    *,
+    jobs: int,
+    force: bool,
+    bar: tqdm,
+) -> None:
+    """Ingest registered versions ``jobs`` at a time (each thread has its own connection).
+
+    One file's parsing and storing (Python, and PostgreSQL in its own process) overlap another
+    file's embedding; the embedding itself stays one batch at a time (the model is shared).
+    Versions of one document may finish out of order: the newest ready one is searchable
+    whatever the order (knowledge.store).
+    """
+    get_embedder()  # loaded once, before the threads share it
+    tasks: queue.SimpleQueue = queue.SimpleQueue()
+    for item in waiting:
+        tasks.put(item)
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            while True:
+                try:
+                    i, row, registration = tasks.get_nowait()
+                except queue.Empty:
+                    return
+                done = _ingest(row, registration, force=force)
+                with lock:
+                    rows[i] = done
+                    bar.update()
+        except BaseException as exc:  # re-raised in the command's thread
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=work, name=f"ingest-{n}") for n in range(jobs)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
