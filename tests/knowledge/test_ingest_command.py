@@ -113,3 +113,40 @@ def test_ingest_command_takes_single_files_into_a_named_source(db):
     (row,) = summary["documents"]
     assert row["document"] == PMI.name and row["status"] == "ready"
     assert Document.objects.get(pk=row["document_id"]).source.name == "Specs"
+
+
+def chunks_by_path(source_name: str) -> dict[str, list[str]]:
+    chunks: dict[str, list[str]] = {}
+    for path, text in (
+        Chunk.objects.filter(source__name=source_name, searchable=True)
+        .order_by("document__path", "position")
+        .values_list("document__path", "text")
+    ):
+        chunks.setdefault(path, []).append(text)
+    return chunks
+
+
+def test_ingest_command_with_two_jobs_stores_what_one_job_stores(
+    transactional_db, folder, tmp_path
+):
+    one = ingest(folder, source="One job")
+    two = ingest(folder, source="Two jobs", jobs=2)
+    assert [r["document"] for r in two["documents"]] == [r["document"] for r in one["documents"]]
+    assert [r["status"] for r in two["documents"]] == [r["status"] for r in one["documents"]]
+    assert chunks_by_path("Two jobs") == chunks_by_path("One job") != {}
+
+    # A version series: numbered in ORDER.txt order even if the newer one finishes first.
+    names = ["ПМИ_2019-05-14_3cba122.docx", "ПМИ_2019-05-14_30e82c5.docx"]
+    series = tmp_path / "series"
+    series.mkdir()
+    for name in names:
+        shutil.copyfile(PMI_VERSIONS / name, series / name)
+    (series / "ORDER.txt").write_text("\n".join(names) + "\n")
+    ingest(series, source="History", versions=True, jobs=2)
+    document = Document.objects.get(source__name="History")
+    newest = document.versions.get(filename=names[-1])
+    assert (newest.number, newest.status) == (2, "ready")
+    assert document.current_version == newest
+    assert set(
+        Chunk.objects.filter(document=document, searchable=True).values_list("version", flat=True)
+    ) == {newest.pk}
