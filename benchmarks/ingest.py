@@ -83,7 +83,8 @@ def ingest_wiki(folder: Path, profile: bool, jobs: int) -> tuple[dict, float]:
         profiler = cProfile.Profile()
         profiler.enable()
     started = time.perf_counter()
-    call_command("ingest", str(folder), source="QA Bible", json=True, jobs=jobs, stdout=out)
+    options = {"jobs": jobs} if jobs != 1 else {}
+    call_command("ingest", str(folder), source="QA Bible", json=True, stdout=out, **options)
     elapsed = time.perf_counter() - started
     if profiler is not None:
         import pstats
