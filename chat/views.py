@@ -165,4 +165,4 @@ def toggle_chat(request: HttpRequest) -> HttpResponse:
     flash.success(
         request, "The chat is on." if row.chat_enabled else "The chat is off for everyone."
     )
-    return redirect("chat_home")
+    return redirect("home")

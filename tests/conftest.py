@@ -279,3 +279,29 @@ def demo_kb(django_db_setup, django_db_blocker):
                 ingest_version(registration.version.pk)
             sources[demo.name] = source
         yield sources
+
+
+def _django_group(item: pytest.Item) -> int:
+    """pytest-django's order: 0 database tests, 1 transactional ones, 2 the rest."""
+    marker = item.get_closest_marker("django_db")
+    fixtures = getattr(item, "fixturenames", [])
+    transactional = bool(
+        marker and (marker.kwargs.get("transaction") or marker.kwargs.get("reset_sequences"))
+    )
+    transactional = transactional or "transactional_db" in fixtures or "live_server" in fixtures
+    if transactional:
+        return 1
+    return 0 if (marker or "db" in fixtures) else 2
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests on the demo knowledge base run last among the database tests.
+
+    ``demo_kb`` is committed once per session; every database test after it would see it. Run
+    last, it is seen only by the tests that ask for it, and the transactional tests that follow
+    flush it.
+    """
+    items.sort(
+        key=lambda item: (_django_group(item), "demo_kb" in getattr(item, "fixturenames", []))
+    )
