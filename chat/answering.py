@@ -19,10 +19,11 @@ from chat.guard import chat_enabled, redact, refusal_text
 from chat.llm import LLM, LlmUnavailable, Usage, get_llm, temperature_for
 from chat.models import Conversation, Message
 from chat.prompting import build_messages, build_sources, is_russian
-from chat.rewrite import standalone_question
+from chat.rewrite import previous_query, standalone_question
 from chat.storing import finish, mark_cited, store_sources
 from chat.versions import detect as detect_version_question
 from knowledge.retrieval.search import search
+from knowledge.retrieval.sql import unknown_words
 from knowledge.retrieval.types import Filters
 
 logger = logging.getLogger(__name__)
@@ -93,6 +94,15 @@ def stream_answer(message: Message, *, user, llm: LLM | None | bool = True) -> I
         filters.document_ids = [intent.document.pk]
     yield Event("status", "Ищу в документах…")
     result = search(query, user=user, filters=filters)
+    if not result.hits and history and query != message.question:
+        # A follow-up about the same thing ("в каком разделе это описано?") can dilute the
+        # conversation's topic below the minimum score: search the topic alone before refusing,
+        # unless the follow-up asks about something the documents never mention.
+        topic = previous_query(history)
+        if topic and topic != query and not unknown_words(message.question):
+            retry = search(topic, user=user, filters=filters)
+            if retry.hits:
+                query, result = topic, retry
     timings["search_ms"] = _ms(tick) - timings["rewrite_ms"]
     timings["search"] = result.timings
     message.retrieval_query = query
@@ -104,7 +114,8 @@ def stream_answer(message: Message, *, user, llm: LLM | None | bool = True) -> I
     if not result.hits:
         yield from _refuse(message, result, llm, timings, started)
         return
-    if not message.context and not message.search_override:
+    # A follow-up has its topic from the conversation: it is not asked back.
+    if not message.context and not message.search_override and query == message.question:
         tiles = policy.clarification_tiles(result, message.question)
         if tiles:
             text = _clarifying_question(message.question, tiles)

@@ -25,11 +25,16 @@ def is_follow_up(question: str) -> bool:
     return len(question.split()) <= 14 and bool(_FOLLOW_UP.search(question))
 
 
+def previous_query(history: list[tuple[str, str, str]]) -> str:
+    """What the previous turn searched for (its retrieval query, else its question)."""
+    return (history[-1][2] or history[-1][0]) if history else ""
+
+
 def standalone_question(question: str, history: list[tuple[str, str, str]], llm: LLM | None) -> str:
     """The question to search for; ``history`` is [(question, answer, retrieval query)], oldest first."""
     if not history or not is_follow_up(question):
         return question
-    previous = history[-1][2] or history[-1][0]
+    previous = previous_query(history)
     fallback = f"{previous} {question}"
     if llm is None:
         return fallback

@@ -11,6 +11,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRefresh
@@ -120,7 +121,12 @@ def reindex(request: HttpRequest, scope: str, pk: int | None = None) -> HttpResp
     messages.success(request, f"Reindexing {count} version{'s' if count != 1 else ''}.")
     if request.htmx:
         return HttpResponseClientRefresh()
-    return redirect(request.POST.get("next") or "documents")
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        target = "documents"  # never off the portal (an open redirect)
+    return redirect(target or "documents")
 
 
 def _documents_url() -> str:

@@ -147,11 +147,13 @@ _COMPOUND_TOKENS = ("asciihword", "hword", "numhword")
 # A word either language's configuration drops is a stop word.
 _STOP_WORD_CONFIGS = ("english", "russian")
 # Words that shape a question rather than say what it is about, and that PostgreSQL's stop
-# word lists keep ("сколько", "почему", "how many"): not content words of the question.
+# word lists keep ("сколько", "почему", "что такое", "how many"): not content words of the
+# question. Russian words appear as the stems the russian configuration makes of them too.
 QUESTION_WORDS = frozenset(
     """сколько почему зачем назовите назови каков какова каково каковы чей чья чье чьё чьи
     чьей чьего чьих который которая которое которые которого которой которому которым
     которых свой своя свое своё свои своей своего своих своим также
+    так такое такой такая такие такого означа расскаж объясн опиш
     many much name""".split()  # noqa: SIM905 - a word list reads better as text
 )
 
@@ -190,6 +192,13 @@ def query_terms(text: str, languages: Sequence[str]) -> tuple[list[str], list[li
             continue
         words.append(sorted(variants))
     return sorted(lexemes), words
+
+
+def unknown_words(text: str) -> list[list[str]]:
+    """The content words of ``text`` (as in ``query_terms``) that no searchable chunk contains."""
+    lexemes, words = query_terms(text, LANGUAGES)
+    df, _, _ = term_stats(lexemes)
+    return [word for word in words if not any(df.get(x) for x in word)]
 
 
 def term_stats(lexemes: Sequence[str]) -> tuple[dict[str, int], int, float]:

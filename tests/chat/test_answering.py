@@ -90,6 +90,18 @@ def test_follow_up_is_searched_with_the_previous_question_without_an_llm(demo_kb
     assert first_docs & set(follow.sources.values_list("document_id", flat=True))
 
 
+def test_follow_up_about_something_the_documents_never_mention_is_refused(demo_kb, conversation):
+    first = answer_now(
+        conversation, "Как определяется серьезность дефекта?", user=conversation.user, llm=None
+    )
+    assert first.outcome == Message.Outcome.ANSWER
+    follow = answer_now(
+        conversation, "а как испечь к нему шарлотку?", user=conversation.user, llm=None
+    )
+    assert follow.outcome == Message.Outcome.REFUSAL, follow.answer
+    assert not follow.sources.exists()
+
+
 def test_follow_up_is_rewritten_by_the_llm_into_a_standalone_question(
     demo_kb, conversation, llm, llm_server
 ):

@@ -153,3 +153,12 @@ def test_staff_upload_through_the_page_shows_progress_then_ready_then_errors(
     assert page.locator('tr.doc-row[data-status="ready"]').count() == 2
     assert page.locator(".status-counts").inner_text().split() == ["1", "failed", "2", "ready"]
     screenshot(page, "documents-error")
+
+
+def test_reindex_goes_back_to_the_portal_only(client, alice, specs):
+    client.force_login(alice)
+    back = client.post(f"/documents/{specs.pk}/reindex/", {"next": f"/documents/{specs.pk}/"})
+    assert back.url == f"/documents/{specs.pk}/"
+    for target in ("https://evil.example/", "//evil.example/x"):
+        response = client.post(f"/documents/{specs.pk}/reindex/", {"next": target})
+        assert response.url == "/documents/"

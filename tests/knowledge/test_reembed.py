@@ -1,53 +1,30 @@
 """``manage.py reembed``: the knowledge base switched to another embedding model and back.
 
-The second model is a small real embedder built here (signed character-trigram hashing into 64
-dimensions), not a stand-in: it embeds, and search ranks with its vectors.
+The second model is a small real embedder (``TrigramEmbedder``: signed character-trigram hashing
+into 64 dimensions), not a stand-in: it embeds, and search ranks with its vectors.
 """
 
 from __future__ import annotations
 
 import io
-import zlib
-from collections.abc import Sequence
 
-import numpy as np
 import pytest
 from django.core.management import call_command
 from django.db import connection
 
 from knowledge import termstats
-from knowledge.embedding import EmbeddingModelMismatch, Embeddings, get_embedder
+from knowledge.embedding import EmbeddingModelMismatch, get_embedder
 from knowledge.ingest import ingest_version
 from knowledge.models import Chunk, DocumentVersion, Source
 from knowledge.registration import register_file
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.vector_index import index_name
 from tests.knowledge.conftest import PMI
+from tests.knowledge.embedders import TrigramEmbedder
 
 RELEASE = (
     b"# Release handbook\n\n## Freeze\n\nThe release branch freezes two days before the release.\n"
 )
-
-
-class TrigramEmbedder:
-    """Signed hashing of character trigrams into 64 dimensions, L2-normalised."""
-
-    model_id = "trigram-hash-64"
-    dimensions = 64
-    sparse_dimensions = None
-
-    def embed_documents(self, texts: Sequence[str]) -> Embeddings:
-        vectors = np.zeros((len(texts), self.dimensions), dtype=np.float32)
-        for row, text in enumerate(texts):
-            padded = f"  {text.lower()}  "
-            for i in range(len(padded) - 2):
-                code = zlib.crc32(padded[i : i + 3].encode())
-                vectors[row, code % self.dimensions] += 1.0 if code & 1 << 20 else -1.0
-        norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        return Embeddings(vectors / norms)
-
-    def embed_query(self, text: str) -> Embeddings:
-        return self.embed_documents([text])
 
 
 def indexes() -> set[str]:
