@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 
 from django.db import connection, transaction
 from django.db.models import OuterRef, Q, Subquery
@@ -25,6 +26,7 @@ from knowledge.chunking import ChunkDraft
 from knowledge.embedding import Embedder
 from knowledge.models import Chunk, Document, DocumentVersion
 from knowledge.parsing.base import ParsedDocument
+from knowledge.registration import title_from_path
 from knowledge.vector_index import ensure_vector_index
 
 Status = DocumentVersion.Status
@@ -149,11 +151,20 @@ def store_chunks(
             timings=timings,
         )
         fields = {"language": parsed.language, "updated_at": now}
-        if parsed.title and parsed.title.strip():
-            fields["title"] = parsed.title.strip()[:500]
-        if newest:
+        if newest:  # an older version re-ingested later does not rename the document
             fields["current_version"] = locked
+            fields["title"] = document_title(parsed.title, version.filename, document)
         Document.objects.filter(pk=document.pk).update(**fields)
+
+
+def document_title(parsed_title: str, filename: str, document: Document) -> str:
+    """The parsed title (document metadata, a Title paragraph, a first heading); when the parser
+    fell back to the file name, the name of the document's path instead: a version's file is
+    often named after its date or commit ("ПМИ_2019-05-20_8661a18.docx"), its path is not."""
+    title = (parsed_title or "").strip()
+    if not title or title in (PurePosixPath(filename).stem, title_from_path(filename)):
+        title = title_from_path(document.path) if document.path else title
+    return (title or document.title)[:500]
 
 
 def _rows(version, parsed, drafts, vectors, lexical, embedder: Embedder) -> list[Chunk]:

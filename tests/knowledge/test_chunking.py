@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 from knowledge.chunking import Chunker, ChunkingConfig, count_tokens
-from knowledge.parsing.base import Block, HeadingTracker, ParsedDocument, Table
+from knowledge.parsing.base import ParsedDocument, Table
+from tests.knowledge.versions.helpers import doc
 
 
 def _doc(*items: tuple) -> ParsedDocument:
     """Build a document from ("h", level, title) and (kind, text|table) items."""
-    tracker = HeadingTracker()
-    blocks: list[Block] = []
-    for item in items:
-        if item[0] == "h":
-            number, path = tracker.open(item[1], item[2])
-            blocks.append(Block("heading", item[2], list(path), number, level=item[1]))
-        elif isinstance(item[1], Table):
-            table = item[1]
-            blocks.append(
-                Block(item[0], table.to_markdown(), tracker.path, tracker.section, table=table)
-            )
-        else:
-            blocks.append(Block(item[0], item[1], tracker.path, tracker.section))
-    return ParsedDocument("Doc", blocks)
+    return doc(*items)
 
 
 def _sentences(n: int, word: str = "слово") -> str:

@@ -177,6 +177,24 @@ def test_changed_bytes_make_a_new_version_and_only_it_is_searched(db, tmp_path):
         assert versions == {new["version_id"]}, query
 
 
+def test_a_version_file_named_after_its_date_does_not_rename_the_document(db):
+    source = Source.objects.create(name="Notes")
+    path = "Release notes.txt"
+    for name, text in (
+        ("notes_2019-05-04_aa30d6d.txt", "Release one ships the login page."),
+        ("notes_2019-05-14_3cba122.txt", "Release two ships the search page."),
+    ):
+        version = register_file(source, path, text.encode(), filename=name, enqueue=False).version
+        assert ingest_version(version.pk).status == "ready"
+    document = Document.objects.get(source=source)
+    assert document.title == "Release notes"
+    # An older version reingested later leaves the title and the current version alone.
+    first = document.versions.order_by("number").first()
+    ingest_version(first.pk, force=True)
+    document.refresh_from_db()
+    assert document.title == "Release notes" and document.current_version.number == 2
+
+
 # --- acceptance 5: the same version ingested twice ------------------------------------------------
 
 
