@@ -282,6 +282,34 @@ def latency(asked: list[str], warmup: int = 10) -> tuple[list[float], dict[str, 
     return totals, stages
 
 
+def prefilter_agreement(asked: list[str]) -> tuple[float, float, float]:
+    """Recall@10 of the lexical list with the prefilter (KB_LEXICAL_PREFILTER) against scoring
+    every candidate in full, and the median lexical ms of each."""
+    from django.conf import settings
+
+    from knowledge.embedding import get_embedder
+    from knowledge.retrieval.search import SearchOptions, search
+
+    embedder = get_embedder()
+    options = SearchOptions(rerank=False, lists=("lexical",), min_score=-1.0, per_document=50, k=10)
+    runs: dict[int, tuple[list[set[int]], list[float]]] = {}
+    chosen = settings.LEXICAL_PREFILTER
+    for prefilter in (0, chosen):
+        settings.LEXICAL_PREFILTER = prefilter
+        found, times = [], []
+        for question in asked:
+            result = search(question, options=options, embedder=embedder)
+            found.append({h.chunk_id for h in result.hits[:10]})
+            times.append(result.timings.get("lexical", 0.0))
+        runs[prefilter] = (found, times)
+    settings.LEXICAL_PREFILTER = chosen
+    full, filtered = runs[0][0], runs[chosen][0]
+    recall = sum(len(a & b) for a, b in zip(full, filtered, strict=True)) / max(
+        1, sum(len(a) for a in full)
+    )
+    return recall, percentile(runs[0][1], 50), percentile(runs[chosen][1], 50)
+
+
 def recall_at_10(
     vectors: np.ndarray, model_id: str, ef_values: list[int]
 ) -> dict[int, tuple[float, float]]:
@@ -382,6 +410,11 @@ def main() -> None:
             print(
                 f"  {stage:<8} p50 {percentile(stages[stage], 50):6.1f} ms   p95 {percentile(stages[stage], 95):6.1f} ms"
             )
+    recall, full_ms, filtered_ms = prefilter_agreement(asked)
+    print(
+        f"\nlexical prefilter {settings.LEXICAL_PREFILTER}: recall@10 {recall:.3f} against scoring "
+        f"every candidate; lexical p50 {filtered_ms:.0f} ms vs {full_ms:.0f} ms"
+    )
     print("\nHNSW recall@10 against exact search (goal >= 0.98):")
     for ef, (recall, ms) in recall_at_10(
         question_vectors, model_id, [int(x) for x in args.ef.split(",")]

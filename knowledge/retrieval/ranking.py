@@ -56,7 +56,16 @@ def rank_candidates(
         rare = _candidate_lexemes(idf, df, settings.LEXICAL_CANDIDATE_BUDGET)
         phrase = text if '"' in text else ""
         for rank, (chunk_id, score) in enumerate(
-            q.bm25(scope, idf, avg_length, k=k, candidate_lexemes=rare, phrase_query=phrase), 1
+            q.bm25(
+                scope,
+                idf,
+                avg_length,
+                k=k,
+                candidate_lexemes=rare,
+                phrase_query=phrase,
+                prefilter=settings.LEXICAL_PREFILTER,
+            ),
+            1,
         ):
             c = candidates.setdefault(chunk_id, Candidate(chunk_id))
             c.lexical_rank, c.lexical_score = rank, score

@@ -4,6 +4,7 @@ normalised BM25 makes of words the knowledge base has never seen."""
 from __future__ import annotations
 
 from knowledge.retrieval import sql as q
+from knowledge.retrieval.fusion import bm25_idf
 from knowledge.retrieval.search import SearchOptions, search
 from tests.knowledge.retrieval.conftest import add_document, make_source
 
@@ -57,3 +58,32 @@ def test_words_nothing_contains_lower_the_lexical_share(db, embedder):
     assert known.lexical_score == diluted.lexical_score  # the same words matched
     # but a third of the question is a word no chunk has, and it outweighs a known word
     assert diluted.lexical_norm < known.lexical_norm * 0.6
+
+
+def test_question_words_of_a_definition_question_are_not_content_words(db):
+    assert words_of("Что такое протокол?") == [["протокол"]]
+    assert [w for w in words_of("Объясни, что означает регресс") if "регресс" in w] == words_of(
+        "Объясни, что означает регресс"
+    )
+
+
+def test_unknown_words_are_the_content_words_no_chunk_contains(db, embedder):
+    add_document(make_source("Security"), "policy.md", HANDBOOK, embedder)
+    assert q.unknown_words("Какая длина пароля?") == []
+    assert [w for w in q.unknown_words("Как испечь шарлотку к паролю?") if "шарлотк" in w]
+    assert len(q.unknown_words("Как испечь шарлотку к паролю?")) == 2  # испечь, шарлотку
+
+
+def test_the_prefilter_keeps_the_best_bm25_chunks(db, embedder):
+    source = make_source("Notes")
+    for i in range(12):
+        body = "пароль " * (i % 4 + 1) + "система учёт журнал " + ("аудит" if i % 5 == 0 else "")
+        add_document(source, f"note-{i}.md", f"# Заметка {i}\n\n{body}\n", embedder)
+    lexemes, _ = q.query_terms("аудит пароля в системе", q.LANGUAGES)
+    df, total, avg = q.term_stats(lexemes)
+    idf = {x: bm25_idf(df[x], total) for x in lexemes if df.get(x)}
+    scope = q.Scope(q.Filters(), None, embedder.model_id)
+    everything = q.bm25(scope, idf, avg, k=3, candidate_lexemes=list(idf))
+    filtered = q.bm25(scope, idf, avg, k=3, candidate_lexemes=list(idf), prefilter=3)
+    assert filtered == everything
+    assert len(everything) == 3
