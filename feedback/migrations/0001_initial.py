@@ -7,46 +7,117 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('chat', '0002_default_profiles'),
+        ("chat", "0002_default_profiles"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='QuestionVector',
+            name="QuestionVector",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('model_id', models.CharField(max_length=200)),
-                ('text_hash', models.CharField(max_length=64)),
-                ('dense', models.BinaryField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("model_id", models.CharField(max_length=200)),
+                ("text_hash", models.CharField(max_length=64)),
+                ("dense", models.BinaryField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('model_id', 'text_hash'), name='question_vector_unique_text')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("model_id", "text_hash"), name="question_vector_unique_text"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Rating',
+            name="Rating",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('value', models.CharField(choices=[('up', 'Helpful'), ('down', 'Not helpful')], max_length=10)),
-                ('reasons', django.contrib.postgres.fields.ArrayField(base_field=models.CharField(choices=[('wrong', 'Wrong'), ('incomplete', 'Incomplete'), ('wrong_source', 'Wrong source'), ('outdated', 'Outdated'), ('other', 'Other')], max_length=20), blank=True, default=list, size=None)),
-                ('comment', models.TextField(blank=True)),
-                ('expected_behaviour', models.CharField(blank=True, choices=[('answer', 'Answer'), ('refusal', 'Refusal'), ('clarification', 'Clarification')], help_text='Staff: what the assistant should do for this question. Empty: derived from the outcome and the rating (see feedback.export.expected_behaviour).', max_length=20)),
-                ('expected_answer', models.TextField(blank=True, help_text='Staff: the answer the assistant should give; exported to the regression set.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('message', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ratings', to='chat.message')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ratings', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "value",
+                    models.CharField(
+                        choices=[("up", "Helpful"), ("down", "Not helpful")], max_length=10
+                    ),
+                ),
+                (
+                    "reasons",
+                    django.contrib.postgres.fields.ArrayField(
+                        base_field=models.CharField(
+                            choices=[
+                                ("wrong", "Wrong"),
+                                ("incomplete", "Incomplete"),
+                                ("wrong_source", "Wrong source"),
+                                ("outdated", "Outdated"),
+                                ("other", "Other"),
+                            ],
+                            max_length=20,
+                        ),
+                        blank=True,
+                        default=list,
+                        size=None,
+                    ),
+                ),
+                ("comment", models.TextField(blank=True)),
+                (
+                    "expected_behaviour",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("answer", "Answer"),
+                            ("refusal", "Refusal"),
+                            ("clarification", "Clarification"),
+                        ],
+                        help_text="Staff: what the assistant should do for this question. Empty: derived from the outcome and the rating (see feedback.export.expected_behaviour).",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "expected_answer",
+                    models.TextField(
+                        blank=True,
+                        help_text="Staff: the answer the assistant should give; exported to the regression set.",
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "message",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="ratings",
+                        to="chat.message",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="ratings",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-updated_at', '-pk'],
-                'indexes': [models.Index(fields=['updated_at'], name='rating_updated')],
-                'constraints': [models.UniqueConstraint(fields=('message', 'user'), name='rating_unique_per_user')],
+                "ordering": ["-updated_at", "-pk"],
+                "indexes": [models.Index(fields=["updated_at"], name="rating_updated")],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("message", "user"), name="rating_unique_per_user"
+                    )
+                ],
             },
         ),
     ]
