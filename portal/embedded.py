@@ -53,6 +53,7 @@ class EmbeddedLayout:
     postgres: bool = True
     redis: bool = True
     fast_and_unsafe: bool = False  # tests: fsync off
+    shared_buffers_mb: int = 128  # PostgreSQL's own cache of table and index pages
 
     @property
     def pgdata(self) -> Path:
@@ -274,6 +275,7 @@ def start_postgres(layout: EmbeddedLayout) -> None:
                 f"{_last_line(result.stderr or result.stdout)}"
             )
     options = [f"-k {layout.socket_dir}", "-h ''", f"-p {PG_PORT}", "-c max_connections=200"]
+    options += [f"-c shared_buffers={layout.shared_buffers_mb}MB"]
     if layout.fast_and_unsafe:
         options += ["-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off"]
     log_file = layout.pgdata / "server.log"

@@ -17,6 +17,7 @@ def embedded_layout() -> EmbeddedLayout:
         postgres=settings.EMBEDDED_POSTGRES,
         redis=settings.EMBEDDED_REDIS,
         fast_and_unsafe=settings.EMBEDDED_FAST_UNSAFE,
+        shared_buffers_mb=settings.EMBEDDED_PG_SHARED_BUFFERS_MB,
     )
 
 

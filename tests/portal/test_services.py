@@ -76,6 +76,17 @@ def test_healthz_turns_503_without_redis_and_200_when_it_is_back(worker, client)
     assert _wait_for(lambda: client.get("/healthz").status_code == 200, timeout=60, step=1)
 
 
+def test_embedded_postgresql_runs_with_the_configured_page_cache(db, settings):
+    from django.db import connection
+
+    assert settings.EMBEDDED_POSTGRES  # the test session runs its own embedded server
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT setting::int * 8 / 1024 FROM pg_settings WHERE name = 'shared_buffers'"
+        )
+        assert cursor.fetchone()[0] == settings.EMBEDDED_PG_SHARED_BUFFERS_MB == 1024
+
+
 def test_healthz_needs_no_login_and_reveals_no_secrets(client, db):
     response = client.get("/healthz")
     assert response.status_code in (200, 503)
