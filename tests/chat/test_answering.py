@@ -154,3 +154,20 @@ def test_ask_json_with_a_named_profile(demo_kb):
     )
     result = json.loads(out.getvalue())
     assert Message.objects.get(pk=result["id"]).conversation.profile.name == "Coverage check"
+
+
+def test_ask_json_what_changed_between_two_dated_versions_answers_from_the_diff(demo_kb):
+    out = io.StringIO()
+    call_command(
+        "ask",
+        "Что изменилось в программе и методике испытаний между версиями от 4 и 14 мая 2019?",
+        json=True,
+        stdout=out,
+    )
+    result = json.loads(out.getvalue())
+    assert result["refused"] is False and result["clarification"] is None
+    assert Message.objects.get(pk=result["id"]).mode == Message.Mode.DIFF
+    versions = {s["version"] for s in result["sources"]}
+    assert len(versions) >= 2  # both versions cited
+    assert "sections changed" in result["answer"]  # the changed sections are listed
+    assert "1.2 Область применения" in result["answer"]  # the rewritten scope
