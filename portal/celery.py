@@ -20,3 +20,21 @@ def _start_embedded_services(**_: object) -> None:
     from portal.services_layout import acquire_services
 
     acquire_services()
+
+
+_heartbeat = None
+
+
+@signals.worker_ready.connect
+def _start_heartbeat(sender: object = None, **_: object) -> None:
+    global _heartbeat
+    from portal.worker_heartbeat import HeartbeatThread
+
+    _heartbeat = HeartbeatThread(getattr(sender, "hostname", None) or "unknown")
+    _heartbeat.start()
+
+
+@signals.worker_shutdown.connect
+def _stop_heartbeat(**_: object) -> None:
+    if _heartbeat is not None:
+        _heartbeat.stop()

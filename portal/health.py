@@ -1,12 +1,24 @@
-"""Health of the services the portal depends on, for ``/healthz`` and the run command."""
+"""Health of the services the portal depends on, for ``/healthz``.
+
+``/healthz`` needs no login, so it must stay cheap whatever the number of callers: the
+services are checked at most once per ``KB_HEALTH_CACHE_SECONDS`` per web process, by one
+request at a time (the others get the last result, never a queue of their own checks), and
+no check talks to the Celery broker. Workers are seen through the heartbeat rows they write
+themselves (``portal.heartbeat``), not through ``app.control.ping()``: a broadcast ping from
+many web threads at once shares one broker connection pool and hangs, each hung request
+keeping a thread and a database connection (the denial of service this module once had).
+"""
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import asdict, dataclass
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection
+from django.utils import timezone
 
 
 @dataclass(frozen=True)
@@ -48,26 +60,66 @@ def _redis() -> str:
 
 
 def _workers() -> str:
-    from portal.celery import app
+    from portal.models import WorkerHeartbeat
 
-    replies = app.control.ping(timeout=1.0)
-    if not replies:
-        raise RuntimeError("no Celery worker answered")
-    return f"{len(replies)} worker(s)"
+    fresh = timezone.now() - timedelta(seconds=settings.WORKER_HEARTBEAT_STALE_SECONDS)
+    count = WorkerHeartbeat.objects.filter(beat_at__gte=fresh).count()
+    if not count:
+        raise RuntimeError(
+            f"no Celery worker sent a heartbeat in {settings.WORKER_HEARTBEAT_STALE_SECONDS} s"
+        )
+    return f"{count} worker(s)"
 
 
 def service_states() -> dict[str, ServiceState]:
-    """Check the database, Redis and the Celery workers; each check has its own short timeout."""
+    """Check the database, Redis and the Celery workers now; each check is bounded.
+
+    Callers that may run often (``/healthz``) use ``cached_service_states`` instead.
+    """
     states = {"database": _timed(_database), "redis": _timed(_redis)}
-    if states["redis"].ok:
+    if states["database"].ok:
         states["workers"] = _timed(_workers)
     else:
-        states["workers"] = ServiceState(ok=False, detail="Redis is down", ms=0.0)
+        states["workers"] = ServiceState(ok=False, detail="database is down", ms=0.0)
     return states
 
 
-def as_json(states: dict[str, ServiceState]) -> dict[str, object]:
-    return {
-        "status": "ok" if all(s.ok for s in states.values()) else "degraded",
-        "services": {name: asdict(state) for name, state in states.items()},
+_lock = threading.Lock()
+_last: tuple[float, dict[str, ServiceState]] | None = None
+_UNKNOWN = {"checking": ServiceState(ok=False, detail="first check still running", ms=0.0)}
+
+
+def cached_service_states() -> dict[str, ServiceState]:
+    """The last check if it is fresh enough; else one caller checks while the others wait
+    briefly, then take the last result (a flood of callers costs one check per period)."""
+    global _last
+    last = _last
+    if last and time.monotonic() - last[0] < settings.HEALTH_CACHE_SECONDS:
+        return last[1]
+    if not _lock.acquire(timeout=1.0):
+        return _last[1] if _last else _UNKNOWN
+    try:
+        last = _last
+        if last and time.monotonic() - last[0] < settings.HEALTH_CACHE_SECONDS:
+            return last[1]
+        states = service_states()
+        _last = (time.monotonic(), states)
+        return states
+    finally:
+        _lock.release()
+
+
+def forget_cached_states() -> None:
+    """Drop the cached result (tests that change a service and look again at once)."""
+    global _last
+    with _lock:
+        _last = None
+
+
+def as_json(states: dict[str, ServiceState], *, details: bool = True) -> dict[str, object]:
+    payload: dict[str, object] = {
+        "status": "ok" if all(s.ok for s in states.values()) else "degraded"
     }
+    if details:
+        payload["services"] = {name: asdict(state) for name, state in states.items()}
+    return payload

@@ -5,7 +5,7 @@ from django.db import models
 
 
 class WorkerHeartbeat(models.Model):
-    """The last time each Celery worker ran a task; /healthz shows it next to the ping."""
+    """The last heartbeat of each Celery worker (every few seconds while it runs); /healthz counts them."""
 
     worker = models.CharField(max_length=200, unique=True)
     token = models.CharField(max_length=64, blank=True)

@@ -174,6 +174,14 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 CELERY_WORKER_CONCURRENCY = env_int("KB_WORKER_CONCURRENCY", 2, minimum=1)
 CELERY_TASK_ALWAYS_EAGER = False
+# Workers write a heartbeat row this often; /healthz counts those seen within the stale limit.
+WORKER_HEARTBEAT_SECONDS = env_int("KB_WORKER_HEARTBEAT_SECONDS", 10, minimum=1)
+WORKER_HEARTBEAT_STALE_SECONDS = env_int(
+    "KB_WORKER_HEARTBEAT_STALE_SECONDS", 3 * WORKER_HEARTBEAT_SECONDS, minimum=2
+)
+HEALTH_CACHE_SECONDS = env_float(
+    "KB_HEALTH_CACHE_SECONDS", 5.0
+)  # /healthz checks at most this often
 
 # --- auth ------------------------------------------------------------------------------------
 LOGIN_URL = "login"
