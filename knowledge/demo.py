@@ -1,10 +1,11 @@
 """The demo knowledge base the run command loads on first start.
 
-Two sources of real documents: the QA Bible wiki and the HSE app specifications. The
-specifications come with their history: the successive versions of the test programme (ПМИ)
-and the requirements (ТЗ) from ``versions/hse_app_ru`` are registered, in the order of its
-ORDER.txt, as the earlier versions of those two documents, so the Versions pages and
-version-aware answers have something real to show.
+Three sources of real documents: the QA Bible wiki, the HSE app specifications and the GitHub
+Terms of Service. The specifications come with their history: the successive versions of the
+test programme (ПМИ) and the requirements (ТЗ) from ``versions/hse_app_ru`` are registered, in
+the order of its ORDER.txt, as the earlier versions of those two documents. The Terms of
+Service are only a history (53 versions, ``versions/github_tos_en``), the last of them current.
+So the Versions pages and version-aware answers, Russian and English, have something real.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from knowledge.registration import get_or_create_source
 @dataclass(frozen=True)
 class DemoSource:
     name: str
-    folder: str
+    folder: str  # current documents, each its own; "" for a source that is only a history
     kind: str
     description: str
     base_url: str = ""
@@ -49,6 +50,14 @@ DEMO_SOURCES = [
             "TZ.docx": "ТЗ-Шакруа-Максим-БПИ182.docx",
         },
     ),
+    DemoSource(
+        "GitHub Terms of Service",
+        "",
+        Source.Kind.SPECS,
+        "The GitHub Terms of Service and their 53 versions, 2017-2026 (CC0-1.0, github/site-policy).",
+        history="versions/github_tos_en",
+        history_documents={"tos.md": "github-terms-of-service.md"},
+    ),
 ]
 
 
@@ -61,8 +70,15 @@ def plan_source(root: Path, demo: DemoSource) -> list[Planned]:
             target = demo.history_documents.get(document_key(name))
             if target and (folder / name).is_file():
                 planned.append(Planned(folder / name, target))
-    planned += [p for p in plan_files([root / demo.folder]) if not p.problem]
+    if demo.folder:
+        planned += [p for p in plan_files([root / demo.folder]) if not p.problem]
     return planned
+
+
+def _present(root: Path, demo: DemoSource) -> Path | None:
+    """The folder that holds the source's files, or None when the corpus lacks it."""
+    folder = root / (demo.folder or demo.history)
+    return folder if folder.is_dir() else None
 
 
 def load_demo_knowledge_base() -> str:
@@ -74,14 +90,15 @@ def load_demo_knowledge_base() -> str:
         return f"Demo knowledge base not loaded: {root} not found (KB_DEMO_CORPUS)"
     counts = []
     for demo in DEMO_SOURCES:
-        if not (root / demo.folder).is_dir():
+        folder = _present(root, demo)
+        if folder is None:
             continue
         source = get_or_create_source(
             demo.name,
             kind=demo.kind,
             description=demo.description,
             base_url=demo.base_url,
-            root_path=str(root / demo.folder),
+            root_path=str(folder),
         )
         planned = plan_source(root, demo)
         for item in planned:

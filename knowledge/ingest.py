@@ -11,6 +11,7 @@ Idempotent by state, not by hope:
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 import uuid
@@ -29,7 +30,7 @@ from knowledge.models import Document, DocumentVersion
 from knowledge.parsing.base import ParsedDocument, ParseError
 from knowledge.parsing.registry import parse_document
 from knowledge.storage import read_blob
-from knowledge.store import ClaimLost, refresh_searchable, store_chunks
+from knowledge.store import ClaimLost, refresh_searchable, reusable_vectors, store_chunks
 
 __all__ = ["ClaimLost", "IngestResult", "claim_version", "ingest_version", "refresh_searchable"]
 
@@ -205,18 +206,31 @@ def text_to_embed(title: str, heading_path: list[str], text: str) -> str:
     return " › ".join(h for h in head if h) + "\n\n" + text
 
 
+def embed_key(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
 def _embed(version, token, parsed, drafts, embedder: Embedder, report: Progress):
+    """Vectors for every draft: reused from an earlier version of the document where the
+    embedded text is the same (a new version of a long document changes a few sections), the
+    rest computed in batches. Returns (dense, sparse, keys)."""
     batch = settings.EMBED_BATCH
     texts = [embedding_text(parsed.title or version.document.title, d) for d in drafts]
-    dense, sparse = [], []
-    for start in range(0, len(texts), batch):
-        output = embedder.embed_documents(texts[start : start + batch])
-        dense.extend(output.dense)
-        sparse.extend(output.sparse or [None] * len(output.dense))
-        percent = 10 + int(85 * min(len(texts), start + batch) / len(texts))
+    keys = [embed_key(t) for t in texts]
+    known = reusable_vectors(version.document_id, embedder.model_id, keys)
+    dense: list = [known[k][0] if k in known else None for k in keys]
+    sparse: list = [known[k][1] if k in known else None for k in keys]
+    todo = [i for i, k in enumerate(keys) if k not in known]
+    for start in range(0, len(todo), batch):
+        part = todo[start : start + batch]
+        output = embedder.embed_documents([texts[i] for i in part])
+        weights = output.sparse or [None] * len(part)
+        for i, vector, weight in zip(part, output.dense, weights, strict=True):
+            dense[i], sparse[i] = vector, weight
+        percent = 10 + int(85 * min(len(todo), start + batch) / len(todo))
         _beat(version.pk, token, progress=percent)
         report(percent, "embedding")
-    return dense, sparse
+    return dense, sparse, keys
 
 
 def _fail(version_id: int, token: str, message: str, timings: dict[str, float]) -> None:

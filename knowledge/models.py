@@ -178,6 +178,8 @@ class Chunk(models.Model):
     embedding = VectorField(null=True, blank=True)
     sparse = SparseVectorField(null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True)
+    # SHA-1 of the text the model embedded: a later version's unchanged chunk reuses the vector.
+    embed_key = models.CharField(max_length=40, blank=True)
     search_vector = SearchVectorField(null=True, editable=False)
     lexeme_count = models.PositiveIntegerField(default=0)  # BM25 length: lexemes in search_vector
     searchable = models.BooleanField(default=False)

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from knowledge.embedding import Embedder
-from knowledge.ingest import text_to_embed
+from knowledge.ingest import embed_key, text_to_embed
 from knowledge.models import Chunk, DocumentVersion
 from knowledge.store import forget_index
 from knowledge.vector_index import drop_vector_index, ensure_vector_index, index_name
@@ -104,11 +104,12 @@ def _reembed_rows(embedder: Embedder, rows: list[dict]) -> int:
                 else None
             ),
             embedding_model=embedder.model_id,
+            embed_key=embed_key(texts[i]),
         )
         for i, row in enumerate(rows)
     ]
     with transaction.atomic():
-        Chunk.objects.bulk_update(chunks, ["embedding", "sparse", "embedding_model"])
+        Chunk.objects.bulk_update(chunks, ["embedding", "sparse", "embedding_model", "embed_key"])
     return len(chunks)
 
 

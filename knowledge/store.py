@@ -84,7 +84,7 @@ def store_chunks(
     token: str,
     parsed: ParsedDocument,
     drafts: list[ChunkDraft],
-    vectors: tuple[list, list],
+    vectors: tuple[list, list, list],
     embedder: Embedder,
     timings: dict[str, float],
 ) -> None:
@@ -170,7 +170,7 @@ def document_title(parsed_title: str, filename: str, document: Document) -> str:
 def _rows(version, parsed, drafts, vectors, lexical, embedder: Embedder) -> list[Chunk]:
     from pgvector import SparseVector
 
-    dense, sparse = vectors
+    dense, sparse, keys = vectors
     document = version.document
     return [
         Chunk(
@@ -199,11 +199,32 @@ def _rows(version, parsed, drafts, vectors, lexical, embedder: Embedder) -> list
                 else None
             ),
             embedding_model=embedder.model_id,
+            embed_key=keys[i],
             search_vector=lexical[i][0],
             lexeme_count=lexical[i][1],
         )
         for i, d in enumerate(drafts)
     ]
+
+
+def reusable_vectors(
+    document_id: int, model_id: str, keys: list[str]
+) -> dict[str, tuple[object, dict[int, float] | None]]:
+    """Vectors already computed by ``model_id`` for these embedded texts in any version of the
+    document: embed key -> (dense, sparse weights or None)."""
+    found: dict[str, tuple[object, dict[int, float] | None]] = {}
+    rows = (
+        Chunk.objects.filter(document_id=document_id, embedding_model=model_id, embed_key__in=keys)
+        .exclude(embedding=None)
+        .values_list("embed_key", "embedding", "sparse")
+    )
+    for key, dense, sparse in rows.iterator():
+        if key not in found:
+            weights = None
+            if sparse is not None:
+                weights = dict(zip(sparse.indices(), sparse.values(), strict=True))
+            found[key] = (dense, weights)
+    return found
 
 
 def refresh_searchable(document_id: int) -> None:

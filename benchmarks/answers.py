@@ -1,0 +1,215 @@
+"""Answers on the demo knowledge base: answered, partial, refused and asked back, per group.
+
+The knowledge base is the demo one (``knowledge.demo``: the QA Bible wiki, the HSE app
+specifications with their ПМИ/ТЗ history, the GitHub Terms of Service history), ingested
+in-process. Every question of ``../shared/eval/kb_dev_ru/questions.jsonl`` (or the files given)
+goes through ``chat.answering.answer_now``, the service behind ``manage.py ask --json``,
+without an LLM, as the command line's staff user.
+
+Printed per group: answered / partial / refused / clarified; for answerable questions the share
+with a gold document among the sources (and as the first source); for version questions the
+share answered from the diff of exactly the pair asked, and from another pair.
+
+Goals (issue 11): answerable answered >= 95 % with a gold document among the sources >= 95 %;
+trick refused or partial >= 80 %; out-of-domain refused >= 95 %; version questions from
+exactly the pair asked >= 95 % and never from another pair.
+
+Run: ``.venv/bin/python benchmarks/answers.py [--reuse] [--show] [--json FILE] [FILE ...]``.
+``--reuse`` keeps the knowledge base of an earlier run (``var/bench-answers``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from _setup import CORPUS, EVAL, percentile, setup, teardown
+
+QUESTIONS = EVAL / "kb_dev_ru" / "questions.jsonl"
+
+
+def build_knowledge_base() -> None:
+    """The demo sources, registered in their order and ingested here (no worker)."""
+    from knowledge.batch import register_planned
+    from knowledge.demo import DEMO_SOURCES, plan_source
+    from knowledge.ingest import ingest_version
+    from knowledge.models import Source
+    from knowledge.registration import get_or_create_source
+
+    if Source.objects.exists():
+        return
+    for demo in DEMO_SOURCES:
+        started = time.perf_counter()
+        source = get_or_create_source(
+            demo.name, kind=demo.kind, description=demo.description, base_url=demo.base_url
+        )
+        planned = plan_source(CORPUS, demo)
+        for item in planned:
+            registration = register_planned(source, item, via="demo", enqueue=False)
+            ingest_version(registration.version.pk)
+        print(
+            f"ingested {demo.name}: {len(planned)} files in {time.perf_counter() - started:.0f} s"
+        )
+
+
+def gold_keys() -> tuple[dict[int, str], dict[int, str]]:
+    """document id -> its path as the question set writes it ("wiki_qa_bible_ru/x.md"), and
+    version id -> its file's path ("versions/hse_app_ru/TZ_2019-05-04_e735602.docx")."""
+    from knowledge.demo import DEMO_SOURCES
+    from knowledge.models import Document, DocumentVersion
+
+    folders = {d.name: (d.folder, d.history) for d in DEMO_SOURCES}
+    documents, versions = {}, {}
+    for pk, path, source in Document.objects.values_list("pk", "path", "source__name"):
+        folder, _ = folders.get(source, ("", ""))
+        documents[pk] = f"{folder}/{path}" if folder else path
+    for pk, filename, source in DocumentVersion.objects.values_list(
+        "pk", "filename", "document__source__name"
+    ):
+        _, history = folders.get(source, ("", ""))
+        versions[pk] = f"{history}/{filename}" if history else filename
+    return documents, versions
+
+
+def outcome_of(payload: dict) -> str:
+    if payload["clarification"]:
+        return "clarified"
+    return {"refusal": "refused", "partial": "partial"}.get(payload["outcome"], "answered")
+
+
+def ask(question: str, user) -> dict:
+    from chat.answering import answer_now
+    from chat.models import Conversation
+    from chat.serialize import message_json
+
+    conversation = Conversation.objects.create(user=user, title=question[:120])
+    message = answer_now(conversation, question, user=user, llm=None)
+    return message_json(message)
+
+
+def evaluate(items: list[dict], show: bool) -> dict:
+    from django.contrib.auth import get_user_model
+
+    user, _ = get_user_model().objects.get_or_create(
+        username="cli", defaults={"is_staff": True, "is_active": False}
+    )
+    documents, versions = gold_keys()
+    outcomes: dict[str, Counter] = defaultdict(Counter)
+    gold_any: Counter = Counter()
+    gold_first: Counter = Counter()
+    pairs: Counter = Counter()
+    latencies: list[float] = []
+    rows = []
+    for item in items:
+        started = time.perf_counter()
+        payload = ask(item["question"], user)
+        latencies.append((time.perf_counter() - started) * 1000)
+        group, outcome = item["group"], outcome_of(payload)
+        outcomes[group][outcome] += 1
+        cited_docs = [documents.get(s["document_id"], "") for s in payload["sources"]]
+        gold = set(item.get("gold_docs") or [])
+        row = {"id": item.get("id", ""), "group": group, "outcome": outcome, "ok": True}
+        if group == "answerable":
+            hit = bool(gold & set(cited_docs))
+            gold_any[hit] += 1
+            gold_first[bool(cited_docs) and cited_docs[0] in gold] += 1
+            row["ok"] = outcome == "answered" and hit
+        elif group == "version":
+            used = [versions.get(s["version_id"], "") for s in payload["sources"][1:3]]
+            verdict = (
+                "none"
+                if payload["mode"] != "diff"
+                else ("exact" if used == list(item["gold_docs"]) else "other")
+            )
+            pairs[verdict] += 1
+            row["pair"] = verdict
+            row["ok"] = verdict == "exact"
+        elif group == "trick":
+            row["ok"] = outcome in ("refused", "partial", "clarified")
+        else:
+            row["ok"] = outcome == "refused"
+        rows.append(row)
+        if show and not row["ok"]:
+            first = payload["sources"][0] if payload["sources"] else {}
+            print(
+                f"  MISS {row['id']} [{outcome}{' ' + row.get('pair', '') if 'pair' in row else ''}]"
+                f" {item['question'][:90]}\n       gold {sorted(gold)[:2]}\n"
+                f"       got  {cited_docs[:3]} {first.get('heading', '')[:60]!r}"
+            )
+    return {
+        "outcomes": {g: dict(c) for g, c in outcomes.items()},
+        "gold_any": gold_any,
+        "gold_first": gold_first,
+        "pairs": pairs,
+        "latencies": latencies,
+        "rows": rows,
+    }
+
+
+def report(result: dict) -> None:
+    print()
+    print(f"{'group':<14}{'n':>5}{'answered':>10}{'partial':>9}{'refused':>9}{'clarified':>11}")
+    for group in ("answerable", "trick", "out_of_domain", "version"):
+        counts = result["outcomes"].get(group)
+        if not counts:
+            continue
+        n = sum(counts.values())
+        shares = [counts.get(k, 0) / n for k in ("answered", "partial", "refused", "clarified")]
+        print(f"{group:<14}{n:>5}" + "".join(f"{s:>10.1%}" for s in shares))
+    n = sum(result["gold_any"].values())
+    if n:
+        print(
+            f"\nanswerable: a gold document among the sources {result['gold_any'][True] / n:.1%},"
+            f" as the first source {result['gold_first'][True] / n:.1%}"
+        )
+    n = sum(result["pairs"].values())
+    if n:
+        print(
+            f"version: from exactly the pair asked {result['pairs']['exact'] / n:.1%}, "
+            f"from another pair {result['pairs']['other'] / n:.1%}, "
+            f"not from a diff {result['pairs']['none'] / n:.1%}"
+        )
+    lat = result["latencies"]
+    print(
+        f"latency per question: p50 {percentile(lat, 50):.0f} ms, p95 {percentile(lat, 95):.0f} ms"
+    )
+    trick = result["outcomes"].get("trick", {})
+    ood = result["outcomes"].get("out_of_domain", {})
+    ans = result["outcomes"].get("answerable", {})
+    if trick and ood and ans:
+        print(
+            "goals: answerable answered {:.1%} (>= 95 %), trick refused or partial {:.1%} (>= 80 %),"
+            " out-of-domain refused {:.1%} (>= 95 %)".format(
+                ans.get("answered", 0) / sum(ans.values()),
+                (trick.get("refused", 0) + trick.get("partial", 0)) / sum(trick.values()),
+                ood.get("refused", 0) / sum(ood.values()),
+            )
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="*", type=Path, default=[QUESTIONS])
+    parser.add_argument("--reuse", action="store_true", help="keep an earlier run's knowledge base")
+    parser.add_argument("--show", action="store_true", help="print every question that missed")
+    parser.add_argument("--json", type=Path, help="write every question's outcome here")
+    args = parser.parse_args()
+    setup("answers", fresh=not args.reuse)
+    try:
+        started = time.perf_counter()
+        build_knowledge_base()
+        print(f"knowledge base ready in {time.perf_counter() - started:.0f} s")
+        items = [json.loads(line) for f in args.files for line in f.open() if line.strip()]
+        result = evaluate(items, args.show)
+        report(result)
+        if args.json:
+            args.json.write_text(json.dumps(result["rows"], ensure_ascii=False, indent=1))
+    finally:
+        teardown()
+
+
+if __name__ == "__main__":
+    main()
