@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from chat import wording
 from chat.citations import clean_citations
 from chat.events import Event
 from chat.guard import refusal_text
@@ -18,12 +19,14 @@ def answer_from_diff(
     message: Message, comparison, history, llm: LLM | None, timings, started
 ) -> Iterator[Event]:
     """Answered from the computed diff: [1] the comparison, [2] the older and [3] the newer version."""
-    sources = diff_sources(comparison)
+    language = wording.language_of(message.question)
+    sources = diff_sources(comparison, language=language)
     store_sources(message, sources)
     old, new = comparison.old.display_label, comparison.new.display_label
-    footer = f"\n\nВерсии: {old} [2] → {new} [3]; полное сравнение [1]."
+    footer = "\n\n" + wording.say("diff_footer", language, old=old, new=new)
     if llm is None:
-        answer = f"*Ответ составлен по сравнению версий документа (без языковой модели).*\n\n{sources[0].text}{footer}"
+        label = wording.say("diff_label", language)
+        answer = f"*{label}*\n\n{sources[0].text}{footer}"
     else:
         messages = build_messages(
             message.question,

@@ -5,10 +5,10 @@ naming one older version is answered from that version."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from knowledge.models import Document, DocumentVersion
-from knowledge.retrieval.router import _VERSION_LABEL, read_dates
+from knowledge.versions import mentions, refs
 from knowledge.versions.services import (
     Comparison,
     NotComparable,
@@ -16,24 +16,16 @@ from knowledge.versions.services import (
     compare,
     find_document,
     latest_two,
-    resolve_versions,
 )
 
 _CHANGE = re.compile(
-    r"(изменил|изменени|разниц|отлич|нового|поменял|добавил|удалил|сравн|changed|changes|"
-    r"difference|differ|compare|what'?s new|what is new|added|removed)",
+    r"(изменил|изменени|разниц|различ|отлич|нового|поменял|правк|добавил|удалил|сравн|"
+    r"changed|changes|difference|differ|compare|what'?s new|what is new|added|removed)",
     re.IGNORECASE,
 )
-_RELATIVE = [
-    (re.compile(r"\b(предыдущ\w*|прошл\w*|previous|prior)\b", re.I), "previous"),
-    (
-        re.compile(
-            r"\b(последн\w*|текущ\w*|актуальн\w*|свеж\w*|latest|last|current|newest)\b", re.I
-        ),
-        "latest",
-    ),
-    (re.compile(r"\b(перв\w* верси\w*|first version|original)\b", re.I), "first"),
-]
+
+
+_NAMES_VERSION = re.compile(r"верси|редакц|коммит|version|revision|commit", re.IGNORECASE)
 
 
 @dataclass
@@ -41,40 +33,68 @@ class VersionIntent:
     document: Document
     comparison: Comparison | None = None  # a "what changed" question
     version: DocumentVersion | None = None  # one named (older) version to answer from
-
-
-def version_references(question: str) -> list[str]:
-    """Version references in the order they appear: dates, labels, relative words."""
-    found: list[tuple[int, str]] = []
-    for day in read_dates(question):
-        found.append((question.find(str(day.day)), day.isoformat()))
-    for match in _VERSION_LABEL.finditer(question):
-        found.append((match.start(), f"v{match.group(1)}"))
-    for pattern, word in _RELATIVE:
-        for match in pattern.finditer(question):
-            found.append((match.start(), word))
-    return [ref for _, ref in sorted(found, key=lambda item: item[0])]
+    missing: list[str] = field(default_factory=list)  # references that name no version
+    available: list[DocumentVersion] = field(default_factory=list)
 
 
 def detect(question: str, user) -> VersionIntent | None:
-    """A version question about a document the user may read, or None."""
-    references = version_references(question)
+    """A version question about a document the user may read, or None.
+
+    Only the versions the question names are ever compared: a reference that names no
+    version of the document gives an intent with ``missing`` (answered "no such version"
+    with the versions that exist), never a diff of two other versions.
+    """
+    found = mentions.find_refs(question)
     wants_changes = bool(_CHANGE.search(question))
-    if not references and not wants_changes:
+    if not found and not wants_changes:
         return None
-    document = find_document(question, user)
+    document = find_document(question, user) or _document_of_labels(found, user)
     if document is None:
         return None
-    versions = resolve_versions(document, references) if references else []
+    versions = _ready_versions(document)
+    named = [refs.resolve([m.ref], versions) for m in found]
+    missing = [m.text or _describe(m.ref) for m, hit in zip(found, named, strict=True) if not hit]
+    if missing and (wants_changes or _NAMES_VERSION.search(question)):
+        return VersionIntent(document, missing=missing, available=versions)
+    found = [m for m, hit in zip(found, named, strict=True) if hit]
+    chosen = refs.resolve([m.ref for m in found], versions) if found else []
     try:
         if wants_changes:
-            pair = _pair(document, versions)
+            pair = _pair(document, chosen)
             return VersionIntent(document, comparison=compare(*pair)) if pair else None
     except NotComparable:
         return None
-    if len(versions) == 1 and versions[0].pk != document.current_version_id:
-        return VersionIntent(document, version=versions[0])
+    if len(chosen) == 1 and chosen[0].pk != document.current_version_id:
+        return VersionIntent(document, version=chosen[0])
     return None
+
+
+def _ready_versions(document: Document) -> list[DocumentVersion]:
+    return list(
+        DocumentVersion.objects.filter(document=document, status=DocumentVersion.Status.READY)
+        .defer("parsed")
+        .order_by("number")
+    )
+
+
+def _document_of_labels(found: list[mentions.Mention], user) -> Document | None:
+    """The document whose versions carry the shas or labels named, when no title is named."""
+    labels = [m.ref.label for m in found if m.ref.label]
+    if not labels:
+        return None
+    documents = Document.objects.visible_to(user).live()
+    candidates = {
+        v.document_id
+        for v in DocumentVersion.objects.filter(document__in=documents).only("label", "document_id")
+        if any(refs.label_matches(v.label, wanted) for wanted in labels)
+    }
+    return Document.objects.get(pk=candidates.pop()) if len(candidates) == 1 else None
+
+
+def _describe(ref: refs.VersionRef) -> str:
+    if ref.day:
+        return ref.day.isoformat()
+    return ref.label or ref.relative or (f"#{ref.number}" if ref.number else "?")
 
 
 def _pair(
@@ -97,18 +117,18 @@ def _pair(
     return latest_two(document)
 
 
-def diff_text(comparison: Comparison) -> str:
-    return changes_as_text(comparison, max_chars=6000)
+def diff_text(comparison: Comparison, language: str = "en") -> str:
+    return changes_as_text(comparison, max_chars=6000, language=language)
 
 
-def diff_sources(comparison: Comparison) -> list:
+def diff_sources(comparison: Comparison, language: str = "en") -> list:
     """The numbered sources of a diff answer: the comparison, then both versions."""
     from django.urls import reverse
 
     from chat.prompting import PromptSource
 
     document = comparison.document
-    text = diff_text(comparison)
+    text = diff_text(comparison, language)
     viewer = reverse("document", args=[document.pk])
     old, new = comparison.old, comparison.new
 
@@ -124,7 +144,7 @@ def diff_sources(comparison: Comparison) -> list:
             section="",
             url=f"{viewer}?version={version.pk}",
             text="",
-            quote=f"Версия {version.display_label}",
+            quote=("Версия " if language == "ru" else "Version ") + version.display_label,
             score=1.0,
         )
 
@@ -137,7 +157,7 @@ def diff_sources(comparison: Comparison) -> list:
             version_id=new.pk,
             title=document.title,
             version_label=f"{old.display_label} → {new.display_label}",
-            heading="Сравнение версий",
+            heading="Сравнение версий" if language == "ru" else "Comparison of versions",
             section="",
             url=comparison.url,
             text=text,

@@ -17,7 +17,9 @@ def named_versions(routed: Routed, visible_source_ids: list[int] | None) -> list
     for day in routed.dates:
         match |= Q(label_date=day)
     for label in routed.version_labels:
+        # "2.3" names "v2.3"; a commit sha names the version labelled "<date> <sha>".
         match |= Q(label__iexact=f"v{label}") | Q(label__iexact=label)
+        match |= Q(label__iendswith=f" {label}")
     versions = DocumentVersion.objects.filter(match, status=DocumentVersion.Status.READY)
     if visible_source_ids is not None:
         versions = versions.filter(document__source_id__in=visible_source_ids)

@@ -26,6 +26,7 @@ ABBREVIATIONS = {
     "тп": "текст программы",
     "лу": "лист утверждения",
     "tos": "terms of service",
+    "техзадание": "техническое задание",
 }
 
 _WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
@@ -48,7 +49,8 @@ def stems(text: str, *, minimum: int = 3) -> list[str]:
     """Stems of the text's words of ``minimum`` letters or more, question vocabulary dropped."""
     out = []
     for word in _WORD.findall(text):
-        if len(word) < minimum and word.casefold() not in ABBREVIATIONS:
+        short = len(word) < 3 and not (word.isupper() or word.casefold() in ABBREVIATIONS)
+        if len(word) < minimum and word.casefold() not in ABBREVIATIONS or short:
             continue
         s = stem(word)
         if s not in STOP_STEMS and s[:4] not in STOP_STEMS:
@@ -63,9 +65,18 @@ class Candidate:
     opening: str  # the first blocks of the current version
 
 
-def _expansions(text: str) -> list[str]:
+def _abbreviations_used(text: str) -> list[str]:
+    """The abbreviations a text uses, as what they stand for ("по техзаданию" counts)."""
     words = {w.casefold() for w in _WORD.findall(text)}
-    return [full for short, full in ABBREVIATIONS.items() if short in words]
+    return [
+        full
+        for short, full in ABBREVIATIONS.items()
+        if short in words or (len(short) > 6 and any(w.startswith(short[:-2]) for w in words))
+    ]
+
+
+def _expansions(text: str) -> list[str]:
+    return _abbreviations_used(text)
 
 
 def _names(candidate: Candidate) -> tuple[set[str], set[str]]:
@@ -78,12 +89,25 @@ def _names(candidate: Candidate) -> tuple[set[str], set[str]]:
 def _phrases(question: str) -> list[str]:
     """Abbreviations the question spells out or uses."""
     asked = set(stems(question, minimum=2))
-    found = []
-    for short, full in ABBREVIATIONS.items():
-        full_stems = set(stems(full))
-        if short in {w.casefold() for w in _WORD.findall(question)} or full_stems <= asked:
-            found.append(full)
-    return found
+    used = _abbreviations_used(question)
+    return [
+        full
+        for full in dict.fromkeys(ABBREVIATIONS.values())
+        if full in used or set(stems(full)) <= asked
+    ]
+
+
+def names_a_document(question: str) -> bool:
+    """Does the question name a document by a type abbreviation ("по ТЗ", "в ПЗ",
+    "по техзаданию")? Spelled-out types do not count: "как писать техническое задание"
+    asks about a topic, not about one document."""
+    return bool(_abbreviations_used(question))
+
+
+def named_by_abbreviation(question: str, candidates: Iterable[Candidate]) -> list[Candidate]:
+    """The candidates whose name is what an abbreviation of the question stands for."""
+    wanted = [set(stems(full)) for full in _abbreviations_used(question)]
+    return [c for c in candidates if any(w <= _names(c)[0] for w in wanted)]
 
 
 def best_candidate(question: str, candidates: Iterable[Candidate]) -> int | None:

@@ -55,6 +55,7 @@ class VersionRef:
     month_day: tuple[int, int] | None = None  # a date without its year
     number: int | None = None
     label: str = ""
+    ordinal: int = 0  # with a date: the n-th version of that day (1-based; -1 the last)
 
 
 def month_number(word: str) -> int | None:
@@ -157,9 +158,11 @@ def _absolute(ref: VersionRef, versions: Sequence[V]) -> V | None:
     if ref.number is not None:
         return next((v for v in versions if v.number == ref.number), None)
     if ref.day is not None:
-        # Dates tie (two versions of 2019-05-14): the later in the order is that day's version;
-        # a day no version carries names the one in force then.
+        # Dates tie (two versions of 2019-05-14): the later in the order is that day's version,
+        # unless an ordinal says which; a day no version carries names the one in force then.
         same_day = [v for v in versions if v.label_date == ref.day]
+        if ref.ordinal:
+            return _nth(same_day, ref.ordinal)
         before = [v for v in versions if v.label_date and v.label_date <= ref.day]
         return (same_day or before or [None])[-1]
     if ref.month_day is not None:
@@ -168,11 +171,19 @@ def _absolute(ref: VersionRef, versions: Sequence[V]) -> V | None:
             for v in versions
             if v.label_date and (v.label_date.month, v.label_date.day) == ref.month_day
         ]
+        if ref.ordinal:
+            return _nth(same, ref.ordinal)
         return same[-1] if same else None
     if ref.label:
         matches = [v for v in versions if label_matches(v.label, ref.label)]
         return matches[-1] if matches else None
     return None
+
+
+def _nth(versions: Sequence[V], ordinal: int) -> V | None:
+    """The ordinal-th of one day's versions (1-based; -1 the last), or None past the end."""
+    index = ordinal - 1 if ordinal > 0 else len(versions) + ordinal
+    return versions[index] if 0 <= index < len(versions) else None
 
 
 def _before(anchor: V | None, versions: Sequence[V]) -> V | None:

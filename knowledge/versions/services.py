@@ -146,7 +146,7 @@ def summary_between(old: DocumentVersion, new: DocumentVersion) -> ChangeSummary
     return summary
 
 
-def changes_as_text(comparison: Comparison, max_chars: int = 6000) -> str:
+def changes_as_text(comparison: Comparison, max_chars: int = 6000, language: str = "en") -> str:
     """The comparison as plain text (Markdown): a heading line naming the document, both
     versions and the totals, then one item per changed section (added, removed, changed,
     moved, renamed) with short before/after excerpts of its first changes and table rows.
@@ -162,6 +162,7 @@ def changes_as_text(comparison: Comparison, max_chars: int = 6000) -> str:
         new_label=_version_name(comparison.new),
         url=comparison.url,
         max_chars=max_chars,
+        language=language,
     )
 
 
@@ -264,18 +265,61 @@ def find_document(question: str, user) -> Document | None:
         .live()
         .filter(Q(current_version__isnull=False) | Q(versions__isnull=False))
         .distinct()
-        .values("pk", "title", "path", "current_version_id")
+        .values("pk", "title", "path", "aliases", "current_version_id")
     )
     rows = list(documents)
+    aliased = _aliased(question, rows)
+    if aliased is not None:
+        return Document.objects.filter(pk=aliased).first()
     openings = _openings([r["current_version_id"] for r in rows if r["current_version_id"]])
     candidates = [
         naming.Candidate(
-            r["pk"], f"{r['title']} {r['path']}", openings.get(r["current_version_id"], "")
+            r["pk"],
+            f"{r['title']} {r['path']} {r['aliases']}",
+            openings.get(r["current_version_id"], ""),
         )
         for r in rows
     ]
     key = naming.best_candidate(question, candidates)
     return Document.objects.filter(pk=key).first() if key is not None else None
+
+
+def named_document(question: str, user) -> Document | None:
+    """The document a question names outright: by an alias staff gave it or a GOST
+    abbreviation ("по ТЗ", "в ПЗ", "по техзаданию"); None when the question only talks about a
+    topic. The answer then comes from that document.
+    """
+    rows = list(
+        Document.objects.visible_to(user).live().exclude(aliases="").values("pk", "aliases")
+    )
+    aliased = _aliased(question, rows)
+    if aliased is not None:
+        return Document.objects.filter(pk=aliased).first()
+    if not naming.names_a_document(question):
+        return None
+    documents = Document.objects.visible_to(user).live().filter(current_version__isnull=False)
+    candidates = [
+        naming.Candidate(pk, f"{title} {path} {aliases}", "")
+        for pk, title, path, aliases in documents.values_list("pk", "title", "path", "aliases")
+    ]
+    named = naming.named_by_abbreviation(question, candidates)
+    if len(named) == 1:
+        return Document.objects.filter(pk=named[0].key).first()
+    key = naming.best_candidate(question, named) if named else None
+    return Document.objects.filter(pk=key).first() if key is not None else None
+
+
+def _aliased(question: str, rows: list[dict]) -> int | None:
+    """The one document whose staff-given alias the question uses as a word."""
+    import re
+
+    hits = {
+        r["pk"]
+        for r in rows
+        for alias in (a.strip() for a in (r.get("aliases") or "").split(","))
+        if alias and re.search(rf"(?<!\w){re.escape(alias)}(?!\w)", question, re.IGNORECASE)
+    }
+    return hits.pop() if len(hits) == 1 else None
 
 
 def _openings(version_ids: list[int]) -> dict[int, str]:

@@ -64,8 +64,10 @@ class ChangeSummary:
         )
         return any(counts)
 
-    def as_text(self) -> str:
+    def as_text(self, language: str = "en") -> str:
         """One line: "2 sections changed, 1 added; +120 / −45 words", or "No text changes"."""
+        if language == "ru":
+            return self._as_russian()
         if not self.text_changed:
             return NO_TEXT_CHANGES
         parts = []
@@ -81,6 +83,22 @@ class ChangeSummary:
         line = ", ".join(parts)
         words = f"+{self.words_added} / −{self.words_removed} words"
         return f"{line}; {words}" if line else words
+
+    def _as_russian(self) -> str:
+        if not self.text_changed:
+            return "текст не изменился"
+        parts = [
+            f"{word}: {count}"
+            for count, word in (
+                (self.sections_changed, "изменено разделов"),
+                (self.sections_added, "добавлено"),
+                (self.sections_removed, "удалено"),
+                (self.sections_moved, "перенесено"),
+            )
+            if count
+        ]
+        words = f"слов +{self.words_added} / −{self.words_removed}"
+        return f"{', '.join(parts)}; {words}" if parts else words
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,0 +1,194 @@
+"""The one reader of version references in a whole question (pure Python).
+
+The router, the chat's version answers and the pages all read a question's versions here:
+
+- commit shas ("8a9cbd3", "0d53f13") and labels ("v2.3", "версия 2.3"): these win over words;
+- dates: "2019-05-14", "14.05.2019", "14 мая 2019", "4 May 2019", "May 4, 2019", "4 и 14 мая
+  2019" (a bare day shares the month), "14 мая" (the year from another date in the question);
+- ordinals within one day: "первая/вторая/третья/последняя версия от 14 мая", "второй версии
+  того же дня", "the second 2023-12-27 version": each ordinal takes the nearest date;
+- relative words without a date: "предыдущая", "последняя", "первая", "previous", "latest".
+
+Each reference comes with its position, so a pair reads in the order it was written.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from datetime import date
+
+from knowledge.versions.refs import FIRST, LATEST, PREVIOUS, VersionRef, month_number
+
+_SHA = re.compile(r"(?<![\w/#.-])([0-9a-f]{7,40})(?![\w/-])", re.I)
+_LABEL = re.compile(r"\b(?:верси[яиюей]\w*|version|ver\.?|v)\s*(\d+(?:\.\d+){0,3})\b", re.I)
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_DMY = re.compile(r"\b(\d{1,2})\.(\d{1,2})\.(\d{4})\b")
+_MONTH_WORDS = (
+    r"январ\w*|феврал\w*|март\w*|апрел\w*|ма[яйе]|июн\w*|июл\w*|август\w*|сентябр\w*|"
+    r"октябр\w*|ноябр\w*|декабр\w*|january|february|march|april|may|june|july|august|"
+    r"september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+)
+_DAY_MONTH = re.compile(
+    rf"\b(\d{{1,2}})(?:-?(?:го|е|th|st|nd|rd))?\s+({_MONTH_WORDS})\b\.?(?:\s+(\d{{4}}))?", re.I
+)
+_MONTH_DAY = re.compile(
+    rf"\b({_MONTH_WORDS})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b,?(?:\s+(\d{{4}}))?", re.I
+)
+_BARE_DAY = re.compile(r"\b(\d{1,2})\s+(?:и|and|по|-|–)\s*$", re.I)
+_YEAR = re.compile(r"\b(19\d{2}|20\d{2})\b")
+_ORDINALS = [
+    (1, r"перв\w*|first"),
+    (2, r"втор\w*|second"),
+    (3, r"трет\w*|third"),
+    (4, r"четв[её]рт\w*|fourth"),
+    (-1, r"последн\w*|last"),
+]
+_ORDINAL = re.compile(r"\b(" + "|".join(pattern for _, pattern in _ORDINALS) + r")\b", re.I)
+_VERSION_WORD = re.compile(r"верси|редакц|version|revision|commit|коммит", re.I)
+_SAME_DAY = re.compile(r"того же дня|тот же день|same day|that day", re.I)
+_RELATIVE = [
+    (PREVIOUS, re.compile(r"\b(предыдущ\w*|прошл\w*|прежн\w*|previous|prior)\b", re.I)),
+    (
+        LATEST,
+        re.compile(r"\b(последн\w*|текущ\w*|актуальн\w*|свеж\w*|latest|newest|current)\b", re.I),
+    ),
+    (FIRST, re.compile(r"\b(перв\w* верси\w*|исходн\w*|first version|original)\b", re.I)),
+]
+_NEAR = 30  # characters between an ordinal and a version word for it to be about versions
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A version reference and where the question says it."""
+
+    start: int
+    ref: VersionRef
+    text: str
+
+
+def _date_mentions(text: str) -> list[tuple[int, int, VersionRef]]:
+    """(start, end, ref) of every date; a year left out is taken from another date."""
+    found: list[tuple[int, int, int | None, int, int]] = []  # start, end, year, month, day
+    for m in _ISO.finditer(text):
+        found.append((m.start(), m.end(), int(m[1]), int(m[2]), int(m[3])))
+    for m in _DMY.finditer(text):
+        found.append((m.start(), m.end(), int(m[3]), int(m[2]), int(m[1])))
+    taken = [(s, e) for s, e, *_ in found]
+    for pattern, day_group, month_group in ((_DAY_MONTH, 1, 2), (_MONTH_DAY, 2, 1)):
+        for m in pattern.finditer(text):
+            if any(s <= m.start() < e for s, e in taken):
+                continue
+            month = month_number(m[month_group])
+            if not month:
+                continue
+            year = int(m[3]) if m[3] else None
+            found.append((m.start(), m.end(), year, month, int(m[day_group])))
+            taken.append((m.start(), m.end()))
+            bare = _BARE_DAY.search(text[: m.start()])
+            if bare:  # "между 4 и 14 мая": the bare day shares the month and year
+                found.append((bare.start(), bare.end(), year, month, int(bare[1])))
+    years = [y for _, _, y, _, _ in found if y]
+    fallback = years[0] if years else (int(_YEAR.search(text)[1]) if _YEAR.search(text) else None)
+    out = []
+    for start, end, year, month, day in found:
+        ref = _as_ref(year or fallback, month, day)
+        if ref is not None:
+            out.append((start, end, ref))
+    return sorted(out, key=lambda item: item[0])
+
+
+def _as_ref(year: int | None, month: int, day: int) -> VersionRef | None:
+    try:
+        if year is None:
+            date(2000, month, day)  # a leap year: 29 February is a valid month-day
+            return VersionRef(month_day=(month, day))
+        return VersionRef(day=date(year, month, day))
+    except ValueError:
+        return None
+
+
+def _ordinals(text: str) -> list[tuple[int, int]]:
+    """(position, ordinal) of ordinal words that are about a version."""
+    found = []
+    for m in _ORDINAL.finditer(text):
+        window = text[max(0, m.start() - _NEAR) : m.end() + _NEAR]
+        if not _VERSION_WORD.search(window):
+            continue
+        word = m[1].casefold()
+        for value, pattern in _ORDINALS:
+            if re.fullmatch(pattern, word, re.I):
+                found.append((m.start(), value))
+                break
+    return found
+
+
+def find_refs(text: str) -> list[Mention]:
+    """Every version reference of ``text`` in the order written (see the module docstring)."""
+    mentions: list[Mention] = []
+    for m in _SHA.finditer(text):
+        token = m[1]
+        if any(c.isdigit() for c in token) and any(c.isalpha() for c in token):
+            mentions.append(Mention(m.start(), VersionRef(label=token.casefold()), token))
+    for m in _LABEL.finditer(text):
+        mentions.append(Mention(m.start(), VersionRef(label=m[1]), m[0]))
+    dates = _date_mentions(text)
+    ordinals = _ordinals(text)
+    claimed: set[int] = set()
+    taken: set[int] = set()
+    for position, ordinal in ordinals:
+        nearest = _date_for(text, position, dates)
+        if nearest is None:
+            # No date of its own: "первая"/"последняя" are the first and the latest version.
+            relative = {1: FIRST, -1: LATEST}.get(ordinal)
+            if relative:
+                mentions.append(Mention(position, VersionRef(relative=relative), ""))
+                taken.add(position)
+            continue
+        claimed.add(nearest[0])
+        taken.add(position)
+        mentions.append(
+            Mention(position, replace(nearest[2], ordinal=ordinal), text[position : nearest[1]])
+        )
+    for start, end, ref in dates:
+        if start not in claimed:
+            mentions.append(Mention(start, ref, text[start:end]))
+    for word, pattern in _RELATIVE:
+        for m in pattern.finditer(text):
+            if m.start() not in taken:
+                mentions.append(Mention(m.start(), VersionRef(relative=word), m[0]))
+                taken.add(m.start())
+    mentions.sort(key=lambda m: m.start)
+    return _strongest(mentions)
+
+
+def _date_for(text: str, position: int, dates: list) -> tuple[int, int, VersionRef] | None:
+    """The date an ordinal belongs to: the previous one for "того же дня", else the nearest
+    within a few words."""
+    if not dates:
+        return None
+    if _SAME_DAY.search(text[position : position + 30]):
+        before = [d for d in dates if d[0] < position]
+        return before[-1] if before else None
+    distance = lambda d: min(abs(d[0] - position), abs(d[1] - position))  # noqa: E731
+    nearest = min(dates, key=distance)
+    return nearest if distance(nearest) <= 2 * _NEAR else None
+
+
+def _strongest(mentions: list[Mention]) -> list[Mention]:
+    """Two or more shas or labels name the versions: dates and words beside them only
+    describe those versions ("0d53f13 и 8854f0a, оба от 2020-08-03")."""
+    exact = [m for m in mentions if m.ref.label]
+    return exact if len(exact) >= 2 else mentions
+
+
+def read_dates(text: str, default_year: int | None = None) -> list[date]:
+    """The dates a question names, in order; a date without a year takes ``default_year``
+    (or is left out without one)."""
+    out = []
+    for _, _, ref in _date_mentions(text):
+        if ref.day:
+            out.append(ref.day)
+        elif ref.month_day and default_year:
+            out.append(date(default_year, *ref.month_day))
+    return out
