@@ -181,9 +181,9 @@ def report(result: dict) -> None:
     ans = result["outcomes"].get("answerable", {})
     if trick and ood and ans:
         print(
-            "goals: answerable answered {:.1%} (>= 95 %), trick refused or partial {:.1%} (>= 80 %),"
-            " out-of-domain refused {:.1%} (>= 95 %)".format(
-                ans.get("answered", 0) / sum(ans.values()),
+            "goals: answerable answered, fully or partially {:.1%} (>= 95 %), trick refused or "
+            "partial {:.1%} (>= 80 %), out-of-domain refused {:.1%} (>= 95 %)".format(
+                (ans.get("answered", 0) + ans.get("partial", 0)) / sum(ans.values()),
                 (trick.get("refused", 0) + trick.get("partial", 0)) / sum(trick.values()),
                 ood.get("refused", 0) / sum(ood.values()),
             )

@@ -10,21 +10,24 @@ import logging
 import time
 from collections.abc import Iterator
 
-from chat import policy
+from chat import policy, wording
+from chat.answerability import Answerability
 from chat.citations import clean_citations
 from chat.diff_answer import answer_from_diff
 from chat.events import Event
+from chat.evidence import assess, mark_unsupported
 from chat.extractive import extractive_answer
 from chat.guard import chat_enabled, redact, refusal_text
 from chat.llm import LLM, LlmUnavailable, Usage, get_llm, temperature_for
 from chat.models import Conversation, Message
-from chat.prompting import build_messages, build_sources, is_russian
+from chat.prompting import build_messages, build_sources
 from chat.rewrite import previous_query, standalone_question
 from chat.storing import finish, mark_cited, store_sources
 from chat.versions import detect as detect_version_question
-from knowledge.retrieval.search import search
+from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.sql import unknown_words
 from knowledge.retrieval.types import Filters
+from knowledge.versions.services import named_document
 
 logger = logging.getLogger(__name__)
 CHAT_OFF_NOTICE = "Чат временно отключён администратором. Документы, версии и поиск работают."
@@ -85,6 +88,9 @@ def stream_answer(message: Message, *, user, llm: LLM | None | bool = True) -> I
     intent = None
     if not message.context and not message.search_override:
         intent = detect_version_question(message.question, user)
+    if intent is not None and intent.missing:
+        yield from _no_such_version(message, intent, timings, started)
+        return
     if intent is not None and intent.comparison is not None:
         yield Event("status", "Сравниваю версии…")
         yield from answer_from_diff(message, intent.comparison, history, llm, timings, started)
@@ -92,8 +98,19 @@ def stream_answer(message: Message, *, user, llm: LLM | None | bool = True) -> I
     if intent is not None and intent.version is not None:
         filters.version_ids = [intent.version.pk]
         filters.document_ids = [intent.document.pk]
+    named_doc = None
+    if intent is None and not filters.document_ids and not message.search_override:
+        # "по техзаданию", "в ПЗ": the answer must come from the document the question names.
+        named_doc = named_document(message.question, user)
+        if named_doc is not None:
+            filters.document_ids = [named_doc.pk]
     yield Event("status", "Ищу в документах…")
-    result = search(query, user=user, filters=filters)
+    options = None
+    if named_doc is not None:
+        # The question names the document: its best passages are the evidence, whatever their
+        # score; the answerability check says whether they hold what is asked.
+        options = SearchOptions(min_score=0.0)
+    result = search(query, user=user, filters=filters, options=options)
     if not result.hits and history and query != message.question:
         # A follow-up about the same thing ("в каком разделе это описано?") can dilute the
         # conversation's topic below the minimum score: search the topic alone before refusing,
@@ -112,13 +129,23 @@ def stream_answer(message: Message, *, user, llm: LLM | None | bool = True) -> I
     message.embedding_model = get_embedder().model_id
     message.reranker_model = result.rerank_note if result.reranked else ""
     if not result.hits:
+        message.answerability = _refusal_check(result)
         yield from _refuse(message, result, llm, timings, started)
         return
-    # A follow-up has its topic from the conversation: it is not asked back.
-    if not message.context and not message.search_override and query == message.question:
+    sources = build_sources(result, question=message.question)
+    check = assess(message.question, sources, result)
+    message.answerability = check.as_dict()
+    # A follow-up has its topic from the conversation: it is not asked back; nor is a question
+    # whose evidence lacks what it asks (that is a partial answer, not an ambiguity).
+    if (
+        check.decision == "answer"
+        and not message.context
+        and not message.search_override
+        and query == message.question
+    ):
         tiles = policy.clarification_tiles(result, message.question)
         if tiles:
-            text = _clarifying_question(message.question, tiles)
+            text = wording.say("clarify", wording.language_of(message.question))
             finish(
                 message,
                 answer=text,
@@ -130,27 +157,94 @@ def stream_answer(message: Message, *, user, llm: LLM | None | bool = True) -> I
             )
             yield Event("done")
             return
-    sources = build_sources(result, question=message.question)
     store_sources(message, sources)
     if llm is None:
-        _finish_extractive(message, sources, timings, started)
+        _finish_extractive(message, sources, timings, started, check=check)
         yield Event("done")
         return
-    yield from _generate(message, sources, history, llm, timings, started)
+    yield from _generate(message, sources, history, llm, timings, started, check=check)
+
+
+def _refusal_check(result) -> dict:
+    best = result.near_misses[0].score if result.near_misses else None
+    return Answerability(
+        decision="refusal", reason="no passage passed the minimum score", best_score=best
+    ).as_dict()
+
+
+def _partial_notice(question: str, sources, check: Answerability) -> str:
+    first = sources[0]
+    topic = f"«{first.title}»" + (f" ({first.heading.split(' › ')[-1]})" if first.heading else "")
+    return wording.partial_notice(
+        wording.language_of(question), topic, check.named_missing, check.asked
+    )
+
+
+def _no_such_version(message: Message, intent, timings, started) -> Iterator[Event]:
+    """A reference that names no version: say so, with the versions that exist as tiles."""
+    language = wording.language_of(message.question)
+    document = intent.document
+    latest = intent.available[-8:][::-1]
+    labels = ", ".join(v.display_label for v in latest) + (
+        " …" if len(intent.available) > 8 else ""
+    )
+    text = wording.say(
+        "no_version",
+        language,
+        document=document.title,
+        missing=", ".join(f"«{m}»" for m in intent.missing),
+        available=labels or "—",
+    )
+    tiles = [
+        policy.Tile(
+            label=v.display_label,
+            kind="ask",
+            query=wording.say(
+                "ask_version", language, document=document.title, label=v.display_label
+            ),
+        ).as_dict()
+        for v in latest[:5]
+    ]
+    message.answerability = Answerability(
+        decision="refusal", reason="the question names a version the document does not have"
+    ).as_dict()
+    finish(
+        message,
+        answer=text,
+        outcome=Message.Outcome.CLARIFICATION,
+        mode=Message.Mode.NONE,
+        tiles=tiles,
+        timings=timings,
+        started=started,
+    )
+    yield Event("done")
 
 
 def _finish_extractive(
-    message: Message, sources, timings, started, *, notice: str = "", llm_model: str = ""
+    message: Message,
+    sources,
+    timings,
+    started,
+    *,
+    notice: str = "",
+    llm_model: str = "",
+    check: Answerability | None = None,
 ) -> None:
-    """The best passages quoted with their citations: no LLM configured, or the LLM is down."""
+    """The best passages quoted with their citations: no LLM configured, or the LLM is down.
+    A partial check puts "described X, but not Y" above the nearest passages."""
+    partial = check is not None and check.decision == "partial"
+    lead = _partial_notice(message.question, sources, check) if partial else ""
     answer = extractive_answer(
-        message.question, [s.passage for s in sources], russian=is_russian(message.question)
+        message.question,
+        [s.passage for s in sources],
+        russian=wording.language_of(message.question) == "ru",
+        notice=lead,
     )
     mark_cited(message, answer)
     finish(
         message,
         answer=answer,
-        outcome=Message.Outcome.ANSWER,
+        outcome=Message.Outcome.PARTIAL if partial else Message.Outcome.ANSWER,
         mode=Message.Mode.EXTRACTIVE,
         notice=notice,
         timings=timings,
@@ -215,7 +309,7 @@ def _refuse(message: Message, result, llm: LLM | None, timings, started) -> Iter
     tiles = policy.reformulation_tiles(message.question, result, None)
     finish(
         message,
-        answer=refusal_text(),
+        answer=_refusal(message.question),
         outcome=Message.Outcome.REFUSAL,
         mode=Message.Mode.NONE,
         tiles=[t.as_dict() for t in tiles],
@@ -225,15 +319,16 @@ def _refuse(message: Message, result, llm: LLM | None, timings, started) -> Iter
     yield Event("done")
 
 
-def _clarifying_question(question: str, tiles: list[policy.Tile]) -> str:
-    if is_russian(question):
-        return "Вопрос можно понять по-разному: в документах это встречается в разных значениях. Уточните, что вы имеете в виду:"
-    return "The question can be read in several ways: the documents use these words for different things. Which one do you mean?"
+def _refusal(question: str) -> str:
+    """The canonical refusal in the question's language (staff set the Russian one)."""
+    return refusal_text() if wording.language_of(question) == "ru" else wording.REFUSAL_EN
 
 
-def _generate(message: Message, sources, history, llm: LLM, timings, started) -> Iterator[Event]:
+def _generate(
+    message: Message, sources, history, llm: LLM, timings, started, *, check: Answerability
+) -> Iterator[Event]:
     profile = message.conversation.profile
-    refusal = refusal_text()
+    refusal = _refusal(message.question)
     messages = build_messages(message.question, sources, history, profile=profile, refusal=refusal)
     usage = Usage()
     parts: list[str] = []
@@ -247,7 +342,7 @@ def _generate(message: Message, sources, history, llm: LLM, timings, started) ->
     except LlmUnavailable as exc:
         notice = f"Языковая модель недоступна ({exc}); ниже — цитаты из документов."
         _finish_extractive(
-            message, sources, timings, started, notice=notice, llm_model=llm.model_id
+            message, sources, timings, started, notice=notice, llm_model=llm.model_id, check=check
         )
         yield Event("done")
         return
@@ -257,6 +352,16 @@ def _generate(message: Message, sources, history, llm: LLM, timings, started) ->
     if policy.leaks_instruction(answer, messages[0]["content"]):
         logger.warning("answer to message %s repeated the system instruction; replaced", message.pk)
         outcome = "refusal"
+    notice = ""
+    if outcome != "refusal":
+        answer, unsupported = mark_unsupported(
+            answer, sources, wording.language_of(message.question)
+        )
+        if unsupported or check.decision == "partial":
+            outcome = "partial"
+        if check.decision == "partial":
+            notice = _partial_notice(message.question, sources, check)
+        message.answerability = {**check.as_dict(), "unsupported_sentences": unsupported}
     tiles: list[dict] = []
     if outcome == "refusal":
         answer = refusal  # one canonical sentence, so refusals can be counted
@@ -270,6 +375,7 @@ def _generate(message: Message, sources, history, llm: LLM, timings, started) ->
         outcome=outcome,
         mode=Message.Mode.LLM,
         tiles=tiles,
+        notice=notice,
         timings=timings,
         started=started,
         llm_model=llm.model_id,

@@ -122,6 +122,9 @@ class Message(models.Model):
     completion_tokens = models.PositiveIntegerField(default=0)
     timings = models.JSONField(default=dict, blank=True)
     removed_citations = models.JSONField(default=list, blank=True)
+    answerability = models.JSONField(
+        default=dict, blank=True, help_text="The answerability check's decision and features."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

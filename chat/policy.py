@@ -84,7 +84,9 @@ def classify(answer: str, *, refusal: str, llm: LLM | None) -> str:
 @dataclass
 class Tile:
     label: str
-    kind: str  # "clarify" (restrict to a document) or "reformulate" (search with other words)
+    # "clarify" (restrict to a document), "reformulate" (search with other words) or "ask"
+    # (ask this question instead: a version that exists)
+    kind: str
     query: str = ""
     document_id: int | None = None
     section: str = ""

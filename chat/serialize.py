@@ -22,6 +22,7 @@ def message_json(message: Message, *, base_url: str = "") -> dict:
         "clarification": clarification or None,
         "reformulations": reformulations,
         "mode": message.mode,
+        "answerability": message.answerability or None,
         "notice": message.notice,
         "redactions": message.redactions,
         "sources": [

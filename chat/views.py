@@ -88,7 +88,9 @@ def tile(request: HttpRequest, pk: int, index: int) -> HttpResponse:
     if not 0 <= index < len(tiles) or not chat_enabled():
         raise Http404
     chosen = tiles[index]
-    if chosen.get("kind") == "clarify":
+    if chosen.get("kind") == "ask":  # a version that exists, asked about instead
+        message = start_message(original.conversation, chosen.get("query") or original.question)
+    elif chosen.get("kind") == "clarify":
         message = start_message(
             original.conversation,
             original.question,

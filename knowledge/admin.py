@@ -26,7 +26,7 @@ class VersionInline(admin.TabularInline):
 class DocumentAdmin(admin.ModelAdmin):
     list_display = ["title", "source", "path", "current_version", "removed_at"]
     list_filter = ["source"]
-    search_fields = ["title", "path"]
+    search_fields = ["title", "path", "aliases"]
     readonly_fields = ["current_version", "created_at", "updated_at"]
     inlines = [VersionInline]
 

@@ -63,6 +63,11 @@ class Document(models.Model):
     source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="documents")
     path = models.CharField(max_length=1000, help_text="Path or external id inside the source.")
     title = models.CharField(max_length=500)
+    aliases = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="Other names people use for it, comma-separated (e.g. 'ПМИ, программа испытаний').",
+    )
     language = models.CharField(max_length=20, default="simple")
     current_version = models.ForeignKey(
         "DocumentVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -81,6 +86,10 @@ class Document(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    @property
+    def alias_list(self) -> list[str]:
+        return [a.strip() for a in self.aliases.split(",") if a.strip()]
 
 
 class DocumentVersion(models.Model):

@@ -31,9 +31,13 @@ def rank_candidates(
     embedder: Embedder,
     options: SearchOptions,
     timings: dict[str, float],
+    stats: dict[str, float] | None = None,
 ) -> list[Candidate]:
     """The candidates of the dense, lexical and sparse lists in ``scope``, each with both
-    calibrated scores (fetched for those one list missed), fused, best first."""
+    calibrated scores (fetched for those one list missed), fused, best first.
+
+    ``stats`` receives ``known_share``: the share of the question's content words that some
+    searchable chunk contains (1.0 when every word is the knowledge base's vocabulary)."""
     candidates: dict[int, Candidate] = {}
     k = options.candidates
     dense_vec = vector.dense[0]
@@ -50,6 +54,8 @@ def rank_candidates(
         tick = time.perf_counter()
         lexemes, words = q.query_terms(text, q.LANGUAGES)
         df, total, avg_length = q.term_stats(lexemes)
+        if stats is not None and words:
+            stats["known_share"] = sum(1 for w in words if any(df.get(x) for x in w)) / len(words)
         idf = {x: fusion.bm25_idf(df[x], total) for x in lexemes if df.get(x)}
         absent = fusion.bm25_idf(1, total)  # as rare as the rarest word the chunks have
         ceiling = (q.BM25_K1 + 1) * fusion.question_ceiling(words, idf, absent)

@@ -107,13 +107,14 @@ def search(
         scope = q.Scope(
             replace(merged, source_ids=source_ids or merged.source_ids), visible, embedder.model_id
         )
-        ranked = rank_candidates(scope, text or query, vector, embedder, options, timings)
+        stats: dict[str, float] = {}
+        ranked = rank_candidates(scope, text or query, vector, embedder, options, timings, stats)
         ranked = _rerank(ranked, text or query, active_reranker, options, timings)
         hits, misses = fusion.select(
             ranked,
             n=options.k,
             per_document=options.per_document,
-            min_score=_min_score(options, active_reranker is not None),
+            min_score=_min_score(options, active_reranker is not None, stats.get("known_share")),
         )
         current = SearchResult(
             query=query,
@@ -171,10 +172,18 @@ def _tiers(
     return sorted(by_tier.items())
 
 
-def _min_score(options: SearchOptions, reranked: bool) -> float:
+def _min_score(options: SearchOptions, reranked: bool, known_share: float | None) -> float:
+    """The minimum score; lower for a question every (or nearly every) word of which the
+    knowledge base uses: colleagues describe a page's topic in other words, and such a
+    question is in the knowledge base's domain even when no chunk repeats its words
+    (benchmarks/answers.py and benchmarks/refusal.py calibrate both)."""
     if options.min_score is not None:
         return options.min_score
-    return settings.RERANK_MIN_SCORE if reranked else settings.SEARCH_MIN_SCORE
+    if reranked:
+        return settings.RERANK_MIN_SCORE
+    if known_share is not None and known_share >= settings.SEARCH_KNOWN_SHARE:
+        return min(settings.SEARCH_MIN_SCORE, settings.SEARCH_MIN_SCORE_KNOWN)
+    return settings.SEARCH_MIN_SCORE
 
 
 @lru_cache(maxsize=4)

@@ -1,0 +1,87 @@
+"""The fixed texts of answers, in the question's language (Russian or English).
+
+Everything the pipeline says in its own words (refusal, partial notice, clarification,
+extractive label, "no such version") follows the language of the question, not of the page.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CYRILLIC = re.compile(r"[А-Яа-яЁё]")
+_LETTER = re.compile(r"[A-Za-zА-Яа-яЁё]")
+
+REFUSAL_EN = "The documents of the knowledge base do not answer this question."
+
+_FACT_NAMES = {
+    "ru": {
+        "price": "стоимость",
+        "percent": "процент",
+        "duration": "срок или длительность",
+        "size": "размер",
+        "date": "дата",
+        "year": "год",
+        "version": "номер версии",
+        "person": "имя",
+        "number": "число",
+    },
+    "en": {
+        "price": "the price",
+        "percent": "the percentage",
+        "duration": "the duration",
+        "size": "the size",
+        "date": "the date",
+        "year": "the year",
+        "version": "the version number",
+        "person": "the name",
+        "number": "the number",
+    },
+}
+
+_TEXTS = {
+    "ru": {
+        "partial": "В документах описано: {topic}, но не указано {missing}. Ниже — ближайшие фрагменты.",
+        "clarify": "Вопрос можно понять по-разному: в документах это встречается в разных значениях. Уточните, что вы имеете в виду:",
+        "no_version": "У документа «{document}» нет версии {missing}. Есть версии: {available}. Выберите нужную:",
+        "ask_version": "Что изменилось в «{document}» в версии {label}?",
+        "extractive": "Ответ составлен из цитат документов (без языковой модели): самые подходящие фрагменты.",
+        "diff_label": "Ответ составлен по сравнению версий документа (без языковой модели).",
+        "diff_footer": "Версии: {old} [2] → {new} [3]; полное сравнение [1].",
+        "unsupported": "Не подтверждено источниками: {sentences}",
+    },
+    "en": {
+        "partial": "The documents describe {topic}, but do not state {missing}. The nearest passages are below.",
+        "clarify": "The question can be read in several ways: the documents use these words for different things. Which one do you mean?",
+        "no_version": "«{document}» has no version {missing}. Its versions: {available}. Choose one:",
+        "ask_version": "What changed in «{document}» in version {label}?",
+        "extractive": "Extractive answer (no language model): the passages that best match the question.",
+        "diff_label": "Answered from the comparison of the document's versions (no language model).",
+        "diff_footer": "Versions: {old} [2] → {new} [3]; the whole comparison [1].",
+        "unsupported": "Not supported by the sources: {sentences}",
+    },
+}
+
+
+def language_of(text: str) -> str:
+    """ "ru" when a good share of the letters are Cyrillic, else "en"."""
+    letters = _LETTER.findall(text)
+    return "ru" if letters and len(_CYRILLIC.findall(text)) >= len(letters) * 0.3 else "en"
+
+
+def say(key: str, language: str, **values: object) -> str:
+    return _TEXTS[language if language in _TEXTS else "en"][key].format(**values)
+
+
+def fact_name(kind: str, language: str) -> str:
+    return _FACT_NAMES.get(language, _FACT_NAMES["en"]).get(kind, kind)
+
+
+def partial_notice(language: str, topic: str, named_missing: list[str], asked: str) -> str:
+    """ "В документах описано X, но не указано Y": Y is the named things they lack, or the
+    kind of fact asked."""
+    if named_missing:
+        names = ", ".join(f"«{n}»" for n in named_missing)
+        missing = ("ничего о " if language == "ru" else "anything about ") + names
+    else:
+        missing = fact_name(asked, language)
+    return say("partial", language, topic=topic, missing=missing)
