@@ -198,13 +198,14 @@ def verify(answerable, outside, embedder, in_best, out_best, current) -> None:
     expected_in = sum(s >= current for s in in_best)
     expected_out = sum(s >= current for s in out_best)
     print(
-        f"\nthrough search() with the setting: answered {found_in}/{len(answerable)} "
+        f"\nthrough search() with the settings: answered {found_in}/{len(answerable)} "
         f"({found_in / len(answerable):.1%}), refused {len(outside) - found_out}/{len(outside)} "
         f"({1 - found_out / len(outside):.1%})"
         + (
             ""
             if (found_in, found_out) == (expected_in, expected_out)
-            else "  MISMATCH with the sweep"
+            else "  (the sweep is of the minimum score alone; search() also lets a question whose"
+            " words the knowledge base uses pass at KB_SEARCH_MIN_SCORE_KNOWN)"
         )
     )
 

@@ -174,7 +174,8 @@ def _refusal_check(result) -> dict:
 
 def _partial_notice(question: str, sources, check: Answerability) -> str:
     first = sources[0]
-    topic = f"«{first.title}»" + (f" ({first.heading.split(' › ')[-1]})" if first.heading else "")
+    section = first.heading.split(" › ")[-1] if first.heading else ""
+    topic = f"«{first.title}»" + (f" ({section})" if section and section != first.title else "")
     return wording.partial_notice(
         wording.language_of(question), topic, check.named_missing, check.asked
     )

@@ -26,6 +26,29 @@ class Passage:
     is_table: bool = False
 
 
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|https?://\S+|www\.\S+")
+_LINK_HEADINGS = re.compile(
+    r"^(?:источники|доп\.? ?материал\w*|дополнительн\w* материал\w*|полезные ссылки|ссылки|"
+    r"литература|видео|sources|references|further reading|links|see also)\b",
+    re.IGNORECASE,
+)
+
+
+def is_link_only(text: str) -> bool:
+    """A block that is mostly links (a list of sources, videos, further reading): searchable,
+    never quoted as an answer."""
+    links = _LINK.findall(text)
+    if not links:
+        return False
+    words_left = _WORD.findall(_LINK.sub(" ", text))
+    words_in_links = sum(len(_WORD.findall(label)) for label in links)
+    return len(words_left) <= max(3, words_in_links // 2)
+
+
+def _quotable(sentence: str) -> bool:
+    return len(_WORD.findall(_LINK.sub(" ", sentence))) >= 3
+
+
 def _stem(word: str) -> str:
     return word.lower()[:6]  # crude, language-agnostic: enough to rank sentences
 
@@ -36,6 +59,7 @@ def best_quote(question: str, text: str, limit: int = 450) -> str:
         return _table_excerpt(text, question, limit)
     wanted = {_stem(w) for w in _WORD.findall(question)}
     sentences = [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+    sentences = [s for s in sentences if _quotable(s)] or sentences
     if not sentences:
         return text[:limit]
     scored = sorted(
@@ -68,6 +92,11 @@ def _table_excerpt(text: str, question: str, limit: int) -> str:
     return "\n".join(caption + header + kept)
 
 
+def _links_section(passage: Passage) -> bool:
+    last_heading = passage.heading.split(" › ")[-1].strip() if passage.heading else ""
+    return bool(_LINK_HEADINGS.match(last_heading)) or is_link_only(passage.text)
+
+
 def extractive_answer(
     question: str, passages: list[Passage], *, russian: bool, notice: str = ""
 ) -> str:
@@ -76,7 +105,9 @@ def extractive_answer(
     parts = [f"*{label}*"]
     if notice:
         parts.insert(0, f"**{notice}**")
-    for passage in passages[:3]:
+    # Lists of links ("Источники", "Доп. материал") stay searchable but are not an answer.
+    quotable = [p for p in passages if not _links_section(p)] or passages
+    for passage in quotable[:3]:
         quote = best_quote(question, passage.text)
         where = (
             f"**{passage.title}** — {passage.heading}"

@@ -101,6 +101,8 @@ def clarification_tiles(result: SearchResult, question: str) -> list[Tile]:
 
     if result.browse or len(result.hits) < 2 or len(question.split()) > settings.CLARIFY_MAX_WORDS:
         return []
+    if not _QUESTION_WORD.search(question):
+        return []  # keywords ("тест-кейс", "INVEST user stories") are searched, not asked back
     best_per_document: dict[int, Candidate] = {}
     for hit in result.hits:
         best_per_document.setdefault(hit.document_id, hit)
@@ -113,6 +115,8 @@ def clarification_tiles(result: SearchResult, question: str) -> list[Tile]:
         c.pk: c
         for c in Chunk.objects.filter(pk__in=[c.chunk_id for c in close]).select_related("document")
     }
+    if _one_meaning(question, [chunks[c.chunk_id] for c in close if c.chunk_id in chunks]):
+        return []
     vectors = [
         np.asarray(chunks[c.chunk_id].embedding, dtype=np.float32)
         for c in close
@@ -147,6 +151,33 @@ def clarification_tiles(result: SearchResult, question: str) -> list[Tile]:
             )
         )
     return tiles
+
+
+_QUESTION_WORD = re.compile(
+    r"\?|\b(?:что|как|какой|какая|какое|какие|зачем|почему|где|когда|кто|чем|сколько|"
+    r"what|how|which|why|where|when|who)\b",
+    re.IGNORECASE,
+)
+
+
+def _one_meaning(question: str, leaders: list) -> bool:
+    """The candidates do not mean different things when an identifier of the question is in
+    the best chunk, or only one leading document has the question's term in its title (the
+    page that defines it)."""
+    from chat.answerability import is_identifier
+
+    if not leaders:
+        return True
+    identifiers = [w for w in re.findall(r"[\w.]+", question) if is_identifier(w)]
+    if any(i.casefold() in leaders[0].text.casefold() for i in identifiers):
+        return True
+    terms = {w.casefold()[:5] for w in re.findall(r"\w{4,}", question)}
+    titled = {
+        c.document_id
+        for c in leaders
+        if terms & {w.casefold()[:5] for w in re.findall(r"\w{4,}", c.document.title)}
+    }
+    return len(titled) == 1 and leaders[0].document_id in titled
 
 
 def reformulation_tiles(question: str, result: SearchResult, llm: LLM | None) -> list[Tile]:

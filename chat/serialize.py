@@ -9,7 +9,8 @@ from chat.models import Message
 
 def message_json(message: Message, *, base_url: str = "") -> dict:
     tiles = message.tiles or []
-    clarification = [t for t in tiles if t.get("kind") == "clarify"]
+    # A question back: a document to choose ("clarify") or a version that exists ("ask").
+    clarification = [t for t in tiles if t.get("kind") in ("clarify", "ask")]
     reformulations = [t for t in tiles if t.get("kind") == "reformulate"]
     return {
         "id": message.pk,

@@ -283,7 +283,7 @@ SEARCH_FUSION = env_choice("KB_SEARCH_FUSION", "calibrated", ("calibrated", "rrf
 SEARCH_DENSE_WEIGHT = env_float("KB_SEARCH_DENSE_WEIGHT", 0.5)
 SEARCH_MIN_SCORE = env_float("KB_SEARCH_MIN_SCORE", 0.19)
 # A question whose content words the knowledge base nearly all uses needs only this score.
-SEARCH_MIN_SCORE_KNOWN = env_float("KB_SEARCH_MIN_SCORE_KNOWN", 0.14)
+SEARCH_MIN_SCORE_KNOWN = env_float("KB_SEARCH_MIN_SCORE_KNOWN", 0.16)
 SEARCH_KNOWN_SHARE = env_float("KB_SEARCH_KNOWN_SHARE", 0.9)
 SEARCH_CASCADE = env_bool("KB_SEARCH_CASCADE", True)
 RRF_K = env_int("KB_RRF_K", 60, minimum=1)

@@ -48,6 +48,18 @@ _ABOUT_NOTION = re.compile(
 )
 
 
+_LIST_REQUEST = re.compile(
+    r"\b(?:покажи\w*|перечисл\w*|список|выведи|вывести|все|всё|всех|list|show|all|every)\b",
+    re.IGNORECASE,
+)
+_FILLER = re.compile(r"\b(?:мне|дай|найди|какие|есть|the|me|what|are|there|find|give|a|an)\b", re.I)
+
+
+def _has_words(text: str) -> bool:
+    """Words left besides fillers and punctuation."""
+    return bool(re.search(r"\w{2,}", _FILLER.sub(" ", text)))
+
+
 @dataclass
 class Routed:
     """What the router read from a question."""
@@ -71,9 +83,14 @@ def route(question: str, *, source_names: dict[str, int] | None = None) -> Route
         notes.append("section " + ", ".join(filters.sections))
     for pattern, kinds in _BLOCK_TYPES:
         if pattern.search(text) and not _ABOUT_NOTION.search(question):
+            rest = pattern.sub(" ", text)
+            if not (filters.sections or _LIST_REQUEST.search(question) or _has_words(rest)):
+                # "тест-кейс" alone is a topic to search, not a request to list every test
+                # case: browsing needs a list request or a section ("тест-кейсы раздела 5").
+                break
             filters.block_types.extend(k for k in kinds if k not in filters.block_types)
             # The filter says it now; left in, the words would only favour chunks naming them.
-            text = pattern.sub(" ", text)
+            text = rest
             notes.append("block types " + ", ".join(kinds))
             break  # the most specific type named wins
     for name, source_id in (source_names or {}).items():

@@ -122,7 +122,10 @@ def section_lines(section: SectionDiff, language: str = "en") -> list[str]:
         notes.append(w["renamed"].format(title=section.old.title))
     if section.moved and section.old is not None:
         notes.append(w["moved"].format(where=section.old.number or w["preamble"]))
-    head = f"- **{section.label}**: {status}"
+    label = section.label
+    if language == "ru" and label == "Preamble":
+        label = "Начало документа"
+    head = f"- **{label}**: {status}"
     if notes:
         head += " (" + ", ".join(notes) + ")"
     lines = [head]
