@@ -106,3 +106,23 @@ def test_clarification_tiles_in_the_browser_answer_from_the_chosen_document(bob,
         screenshot(page, "clarification-answered")
     finally:
         server.stop()
+
+
+def test_a_partial_answer_shows_what_is_missing_and_the_nearest_passages(tmp_path, bob, page):
+    ingest_small_kb(tmp_path)
+    server = PortalServer()
+    try:
+        login(page, server.url, "bob")
+        _ask(page, "Сколько дней длится приёмка приложения по ПМИ?")
+        answer = page.locator(".turn").last.locator(".bubble.answer[data-outcome]")
+        answer.wait_for(timeout=30_000)
+        assert answer.get_attribute("data-outcome") == "partial"
+        text = answer.inner_text()
+        assert "В документах описано" in text and "но не указано срок или длительность" in text
+        assert "Программа и методика испытаний" in text
+        sources = answer.locator(".sources a.source-link")
+        assert sources.count() >= 1
+        assert all("Программа и методика испытаний" in s.inner_text() for s in sources.all())
+        screenshot(page, "chat-partial-answer")
+    finally:
+        server.stop()
