@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from knowledge.models import Document, DocumentVersion, Source
+from knowledge.models import Document, DocumentVersion, Source, Synonym
 
 
 @admin.register(Source)
@@ -71,3 +71,14 @@ class DocumentVersionAdmin(admin.ModelAdmin):
         "created_at",
         "ready_at",
     ]
+
+
+@admin.register(Synonym)
+class SynonymAdmin(admin.ModelAdmin):
+    """Staff add synonyms of their own (document left empty); the read ones come and go with
+    their documents."""
+
+    list_display = ["term", "equivalent", "document"]
+    search_fields = ["term", "equivalent"]
+    list_filter = [("document", admin.EmptyFieldListFilter)]
+    raw_id_fields = ["document"]

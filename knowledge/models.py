@@ -75,6 +75,11 @@ class Document(models.Model):
     removed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # The whole searchable text (title weight A) of the current version, for document-level
+    # BM25: a document whose text as a whole holds the question's words is better evidence.
+    search_vector = SearchVectorField(null=True, editable=False)
+    term_freqs = models.JSONField(null=True, blank=True, editable=False)  # lexeme -> count
+    lexeme_count = models.PositiveIntegerField(default=0)
 
     objects = DocumentQuerySet.as_manager()
 
@@ -83,6 +88,7 @@ class Document(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["source", "path"], name="document_unique_path")
         ]
+        indexes = [GinIndex(fields=["search_vector"], name="document_search_vector")]
 
     def __str__(self) -> str:
         return self.title
@@ -294,3 +300,40 @@ class VersionEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_action_display()}: {self.detail.get('label', self.version_id)}"
+
+
+class Synonym(models.Model):
+    """Two names of one thing, for query expansion: collected from the documents where they
+    write "Русский термин (English term, ABBR)", or added by staff. Stored lower-cased, both
+    ways round (a question naming either finds text using the other)."""
+
+    term = models.CharField(
+        max_length=200, help_text="Matched by its words' first five letters (stored so)."
+    )
+    equivalent = models.CharField(max_length=200)
+    document = models.ForeignKey(
+        Document,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="The document it was read from; empty when staff added it.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["term", "equivalent", "document"], name="synonym_unique_pair"
+            )
+        ]
+        indexes = [models.Index(fields=["term"], name="synonym_term")]
+
+    def __str__(self) -> str:
+        return f"{self.term} = {self.equivalent}"
+
+    def save(self, *args, **kwargs) -> None:
+        from knowledge.synonyms import key, normalise
+
+        self.term, self.equivalent = key(self.term), normalise(self.equivalent)
+        super().save(*args, **kwargs)

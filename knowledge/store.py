@@ -21,7 +21,7 @@ from django.db import connection, transaction
 from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
-from knowledge import termstats
+from knowledge import synonyms, termstats
 from knowledge.chunking import ChunkDraft
 from knowledge.embedding import Embedder
 from knowledge.models import Chunk, Document, DocumentVersion
@@ -155,6 +155,10 @@ def store_chunks(
             fields["current_version"] = locked
             fields["title"] = document_title(parsed.title, version.filename, document)
         Document.objects.filter(pk=document.pk).update(**fields)
+        if live:
+            refresh_document_vector(document.pk)
+            headings = {" › ".join(d.heading_path) for d in drafts}
+            synonyms.collect(document.pk, [parsed.title, *headings, *(d.text for d in drafts)])
 
 
 def document_title(parsed_title: str, filename: str, document: Document) -> str:
@@ -251,3 +255,36 @@ def refresh_searchable(document_id: int) -> None:
     Chunk.objects.filter(pk__in=off_ids).update(searchable=False)
     Chunk.objects.filter(pk__in=on_ids).update(searchable=True)
     Document.objects.filter(pk=document_id).update(current_version=newest)
+    refresh_document_vector(document_id)
+
+
+DOCUMENT_TEXT_LIMIT = 1_000_000  # characters of a document's text in its full-text vector
+
+
+def refresh_document_vector(document_id: int) -> None:
+    """The document's full-text vector from its searchable chunks (none: no vector), for
+    document-level BM25 (``knowledge.retrieval.documents``)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            UPDATE knowledge_document d SET search_vector = s.v,
+                lexeme_count = coalesce(length(s.v), 0),
+                term_freqs = (SELECT jsonb_object_agg(u.lexeme, coalesce(array_length(u.positions, 1), 1))
+                              FROM unnest(s.v) u)
+            FROM (
+                SELECT setweight(to_tsvector(d2.language::regconfig, d2.title), 'A')
+                       || to_tsvector(d2.language::regconfig, left(string_agg(c.text, E'\n'
+                          ORDER BY c.position), %s)) AS v
+                FROM knowledge_document d2
+                JOIN knowledge_chunk c ON c.document_id = d2.id AND c.searchable
+                WHERE d2.id = %s GROUP BY d2.id, d2.language, d2.title
+            ) s WHERE d.id = %s
+            """,
+            [DOCUMENT_TEXT_LIMIT, document_id, document_id],
+        )
+        if not cursor.rowcount:
+            cursor.execute(
+                "UPDATE knowledge_document SET search_vector = NULL, term_freqs = NULL, lexeme_count = 0 "
+                "WHERE id = %s",
+                [document_id],
+            )

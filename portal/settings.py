@@ -281,6 +281,9 @@ SEARCH_CANDIDATES = env_int("KB_SEARCH_CANDIDATES", 30, minimum=5, maximum=500) 
 SEARCH_PER_DOCUMENT = env_int("KB_SEARCH_PER_DOCUMENT", 2, minimum=1)
 SEARCH_FUSION = env_choice("KB_SEARCH_FUSION", "calibrated", ("calibrated", "rrf"))
 SEARCH_DENSE_WEIGHT = env_float("KB_SEARCH_DENSE_WEIGHT", 0.5)
+SEARCH_DOCUMENT_WEIGHT = env_float("KB_SEARCH_DOCUMENT_WEIGHT", 0.1)
+# Weight (share of idf) of a question term's synonyms read from the documents; 0: no expansion.
+SEARCH_SYNONYM_WEIGHT = env_float("KB_SEARCH_SYNONYM_WEIGHT", 0.25)
 SEARCH_MIN_SCORE = env_float("KB_SEARCH_MIN_SCORE", 0.19)
 # A question whose content words the knowledge base nearly all uses needs only this score.
 SEARCH_MIN_SCORE_KNOWN = env_float("KB_SEARCH_MIN_SCORE_KNOWN", 0.16)

@@ -77,15 +77,17 @@ def cap_per_document(ranked: Sequence[Candidate], per_document: int) -> list[Can
     return kept
 
 
-def order(candidates: Iterable[Candidate], *, tie: float = 1e-6) -> list[Candidate]:
-    """Best score first; scores within ``tie`` of each other go to the fresher chunk when its
-    source asks for freshness."""
-    ranked = sorted(candidates, key=lambda c: -c.score)
+def order(
+    candidates: Iterable[Candidate], *, tie: float = 1e-6, by: str = "score"
+) -> list[Candidate]:
+    """Best ``by`` (a score attribute) first; scores within ``tie`` of each other go to the
+    fresher chunk when its source asks for freshness."""
+    ranked = sorted(candidates, key=lambda c: -getattr(c, by))
     result: list[Candidate] = []
     i = 0
     while i < len(ranked):
         j = i + 1
-        while j < len(ranked) and abs(ranked[j].score - ranked[i].score) <= tie:
+        while j < len(ranked) and abs(getattr(ranked[j], by) - getattr(ranked[i], by)) <= tie:
             j += 1
         group = ranked[i:j]
         if len(group) > 1 and any(c.prefer_fresh for c in group):

@@ -14,6 +14,7 @@ from django.conf import settings
 from knowledge.embedding import Embedder
 from knowledge.retrieval import fusion
 from knowledge.retrieval import sql as q
+from knowledge.retrieval.documents import add_document_evidence, document_bm25
 from knowledge.retrieval.types import Candidate
 
 if TYPE_CHECKING:
@@ -50,13 +51,26 @@ def rank_candidates(
         timings["dense"] = timings.get("dense", 0) + _since(tick)
     ceiling, avg_length = 0.0, 1.0
     idf: dict[str, float] = {}
+    extra_lexemes: set[str] = set()
     if "lexical" in options.lists:
         tick = time.perf_counter()
         lexemes, words = q.query_terms(text, q.LANGUAGES)
-        df, total, avg_length = q.term_stats(lexemes)
+        # The corpus's synonyms of the question's terms: searched for, at a lower weight, and
+        # not part of the question's ceiling (the question did not ask for those words).
+        extra = (
+            q.query_terms(" ".join(options.expansions), q.LANGUAGES)[0]
+            if options.expansions
+            else []
+        )
+        extra = [x for x in extra if x not in lexemes]
+        extra_lexemes = set(extra)
+        df, total, avg_length = q.term_stats([*lexemes, *extra])
         if stats is not None and words:
             stats["known_share"] = sum(1 for w in words if any(df.get(x) for x in w)) / len(words)
         idf = {x: fusion.bm25_idf(df[x], total) for x in lexemes if df.get(x)}
+        for x in extra:
+            if df.get(x):
+                idf[x] = settings.SEARCH_SYNONYM_WEIGHT * fusion.bm25_idf(df[x], total)
         absent = fusion.bm25_idf(1, total)  # as rare as the rarest word the chunks have
         ceiling = (q.BM25_K1 + 1) * fusion.question_ceiling(words, idf, absent)
         rare = _candidate_lexemes(idf, df, settings.LEXICAL_CANDIDATE_BUDGET)
@@ -93,7 +107,13 @@ def rank_candidates(
             c.lexical_norm if "lexical" in options.lists else None,
             dense_weight=_dense_weight(options),
         )
-    ranked = _fuse(list(candidates.values()), options)
+    documents = None
+    if options.document_weight > 0 and "lexical" in options.lists and idf:
+        ids = {c.document_id for c in candidates.values() if c.document_id}
+        # The question's own words only: a synonym is no evidence about a whole document.
+        own = [x for x in idf if x not in extra_lexemes]
+        documents = document_bm25(sorted(ids), own, scope.visible_source_ids)
+    ranked = _fuse(list(candidates.values()), options, documents)
     timings["fusion"] = timings.get("fusion", 0) + _since(tick)
     return ranked
 
@@ -149,7 +169,9 @@ def _complete(
             candidates[chunk_id].lexical_score = score
 
 
-def _fuse(candidates: list[Candidate], options: SearchOptions) -> list[Candidate]:
+def _fuse(
+    candidates: list[Candidate], options: SearchOptions, documents: dict[int, float] | None
+) -> list[Candidate]:
     if options.fusion == "rrf" and len(options.lists) > 1:
         rankings = [
             [
@@ -168,7 +190,9 @@ def _fuse(candidates: list[Candidate], options: SearchOptions) -> list[Candidate
     else:
         for c in candidates:
             c.fused_score = c.score
-        ranked = fusion.order(candidates)
+        if documents is not None:
+            add_document_evidence(candidates, documents, options.document_weight)
+        ranked = fusion.order(candidates, by="fused_score")
     for rank, c in enumerate(ranked, 1):
         c.fused_rank = rank
     return ranked

@@ -21,6 +21,7 @@ from knowledge.retrieval.rerank import Reranker, get_reranker
 from knowledge.retrieval.router import route
 from knowledge.retrieval.types import Candidate, Filters, SearchResult
 from knowledge.retrieval.versions import resolve_version_filter
+from knowledge.synonyms import expansions
 
 LISTS = ("dense", "lexical", "sparse")
 
@@ -31,11 +32,15 @@ class SearchOptions:
     candidates: int = field(default_factory=lambda: settings.SEARCH_CANDIDATES)
     fusion: str = field(default_factory=lambda: settings.SEARCH_FUSION)
     dense_weight: float = field(default_factory=lambda: settings.SEARCH_DENSE_WEIGHT)
+    # Share of the document's own BM25 added to a chunk's ranking score (not its threshold).
+    document_weight: float = field(default_factory=lambda: settings.SEARCH_DOCUMENT_WEIGHT)
     min_score: float | None = None  # None: the setting for the ranking in use
     per_document: int = field(default_factory=lambda: settings.SEARCH_PER_DOCUMENT)
     rerank: bool = True
     cascade: bool = field(default_factory=lambda: settings.SEARCH_CASCADE)
     lists: tuple[str, ...] = LISTS
+    synonyms: bool = True  # expand the lexical side with the corpus's synonyms
+    expansions: tuple[str, ...] = ()  # filled by search(): the synonyms used
     route: bool = True
     ef_search: int = field(default_factory=lambda: settings.HNSW_EF_SEARCH)
 
@@ -97,6 +102,9 @@ def search(
     if not merged.is_empty() and not content_words:
         return _browse(query, text, merged, visible, options, timings)
 
+    if options.synonyms and settings.SEARCH_SYNONYM_WEIGHT > 0 and "lexical" in options.lists:
+        options = replace(options, expansions=tuple(expansions(text or query, visible)))
+        timings["synonyms"] = _since(started) - timings["route"]
     if "dense" in options.lists:
         _check_model(embedder)
     tick = time.perf_counter()

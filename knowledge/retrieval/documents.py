@@ -1,0 +1,81 @@
+"""Document-level lexical evidence: BM25 of a whole document for the question.
+
+A question asked in other words than the page's rarely repeats one chunk's words, but the
+page as a whole uses the question's vocabulary ("мероприятие", "избранное" are the app
+specification's words, not the wiki's). Chunks are ranked by their own calibrated score plus a
+small share of their document's BM25 (normalised by the best candidate document), so that a
+document matching as a whole wins ties between chunks; the minimum score still applies to the
+chunk's own score, so refusals do not move (benchmarks/retrieval_kb.py measures the gain).
+
+Statistics (document frequency, number and mean length of documents) are computed over the
+documents the user may read, in the query itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db import connection
+
+from knowledge.retrieval import sql as q
+from knowledge.retrieval.types import Candidate
+
+
+def document_bm25(
+    document_ids: Sequence[int], lexemes: Sequence[str], visible_source_ids: list[int] | None
+) -> dict[int, float]:
+    """BM25 of each document for the lexemes, over the documents the user may read."""
+    if not document_ids or not lexemes:
+        return {}
+    visible, params = "", []
+    if visible_source_ids is not None:
+        visible, params = "AND d.source_id = ANY(%s)", [list(visible_source_ids)]
+    query = f"""
+        WITH totals AS (
+            SELECT count(*) AS n, greatest(avg(d.lexeme_count), 1) AS avg_len
+            FROM knowledge_document d
+            WHERE d.search_vector IS NOT NULL AND d.removed_at IS NULL {visible}
+        ),
+        q AS (
+            SELECT x.lexeme, (
+                SELECT count(*) FROM knowledge_document d
+                WHERE d.search_vector @@ x.query::tsquery AND d.removed_at IS NULL {visible}
+            ) AS df
+            FROM unnest(%s::text[], %s::text[]) AS x(lexeme, query)
+        )
+        SELECT d.id, sum(
+            ln(1 + (totals.n - q.df + 0.5) / (q.df + 0.5))
+            * t.tf * %s / (t.tf + %s * (1 - %s + %s * d.lexeme_count / totals.avg_len))
+        )
+        FROM knowledge_document d CROSS JOIN totals CROSS JOIN q
+        CROSS JOIN LATERAL (SELECT (d.term_freqs ->> q.lexeme)::float8 AS tf) t
+        WHERE d.id = ANY(%s) AND q.df > 0 AND t.tf IS NOT NULL
+        GROUP BY d.id
+    """
+    quoted = [q._quote_lexeme(x) for x in lexemes]
+    args = [
+        *params,  # totals
+        *params,  # each lexeme's document frequency
+        list(lexemes),
+        quoted,
+        q.BM25_K1 + 1,
+        q.BM25_K1,
+        q.BM25_B,
+        q.BM25_B,
+        list(document_ids),
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(query, args)
+        return {row[0]: float(row[1]) for row in cursor.fetchall()}
+
+
+def add_document_evidence(
+    candidates: Sequence[Candidate], scores: dict[int, float], weight: float
+) -> None:
+    """Each candidate's ranking score: its own score plus ``weight`` times its document's
+    BM25 over the best candidate document's (``fused_score``; ``score`` is left alone)."""
+    best = max(scores.values(), default=0.0)
+    for c in candidates:
+        share = scores.get(c.document_id, 0.0) / best if best > 0 else 0.0
+        c.document_score = share
+        c.fused_score = c.score + weight * share

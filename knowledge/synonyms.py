@@ -1,0 +1,98 @@
+"""The corpus's own synonyms: "Матрица трассируемости (RTM - Requirement Traceability Matrix)",
+"нестабильные тесты (flaky tests)". Read from a document's text when it becomes searchable,
+kept per document (``Synonym``), and used to expand the lexical side of a search: a question
+naming one of the names also looks for the others."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from django.db import connection, transaction
+
+_PAIR = re.compile(
+    r"(?P<ru>[А-ЯЁа-яё][А-ЯЁа-яё-]*(?:[ ]+[А-ЯЁа-яё-]+){0,3})\s*\((?P<en>[A-Za-z][^()\n]{1,80})\)"
+)
+_PARTS = re.compile(r"\s+[-–—]\s+|,\s*|;\s*")
+_CYRILLIC = re.compile(r"[А-ЯЁа-яё]")
+# Russian words too general to stand for a term on their own ("тестирование (A/B testing)").
+_GENERIC = {"тестирование", "тестирования", "тест", "тесты", "метод", "методы", "модель", "виды"}
+
+
+def normalise(name: str) -> str:
+    """Lower-cased words separated by single spaces ("A/B Testing" -> "a b testing")."""
+    return " ".join(re.findall(r"\w+", name.lower().replace("ё", "е")))
+
+
+def key(name: str) -> str:
+    """What a name is matched by: its words cut to five letters, so that Russian case endings
+    do not matter ("политике отсутствия багов" = "политика отсутствия багов")."""
+    return " ".join(word[:5] for word in normalise(name).split())
+
+
+def _russian_names(phrase: str) -> list[str]:
+    """The phrase before the brackets and its shorter endings: the term may start anywhere
+    ("следует политике отсутствия багов (Zero Bug Policy)"); one word alone only when it is
+    the whole phrase."""
+    words = normalise(phrase).split()
+    if len(words) == 1:
+        return words if len(words[0]) >= 4 and words[0] not in _GENERIC else []
+    return [" ".join(words[i:]) for i in range(len(words) - 1)]
+
+
+def read_pairs(text: str) -> set[tuple[str, str]]:
+    """(Russian name, other name) pairs written as "name (other, ABBR)" in the text."""
+    pairs: set[tuple[str, str]] = set()
+    for match in _PAIR.finditer(text):
+        names = _russian_names(match["ru"])
+        for part in _PARTS.split(match["en"]):
+            other = normalise(part)
+            if len(other) >= 2 and not _CYRILLIC.search(other) and len(other.split()) <= 6:
+                pairs.update((russian, other) for russian in names)
+    return pairs
+
+
+def collect(document_id: int, texts: Iterable[str]) -> int:
+    """Replace the synonyms read from this document; returns how many pairs it has."""
+    from knowledge.models import Synonym
+
+    pairs: set[tuple[str, str]] = set()
+    for text in texts:
+        pairs |= read_pairs(text)
+    rows = [Synonym(term=key(a), equivalent=b, document_id=document_id) for a, b in pairs]
+    rows += [Synonym(term=key(b), equivalent=a, document_id=document_id) for a, b in pairs]
+    with transaction.atomic():
+        Synonym.objects.filter(document_id=document_id).delete()
+        Synonym.objects.bulk_create(rows, ignore_conflicts=True)
+    return len(pairs)
+
+
+def expansions(
+    text: str, visible_source_ids: list[int] | None = None, *, limit: int = 8
+) -> list[str]:
+    """The other names of the terms the text uses (whole words, any case), longest first;
+    only synonyms staff added or read from documents the user may read."""
+    low = f" {key(text)} "
+    if len(low) < 4:
+        return []
+    visible, params = "", [low]
+    if visible_source_ids is not None:
+        visible, params = (
+            "AND (s.document_id IS NULL OR d.source_id = ANY(%s))",
+            [
+                low,
+                list(visible_source_ids),
+            ],
+        )
+    with connection.cursor() as cursor:
+        # Terms are stored normalised: a whole-word match is a position in the padded text.
+        cursor.execute(
+            "SELECT DISTINCT s.term, s.equivalent FROM knowledge_synonym s "
+            "LEFT JOIN knowledge_document d ON d.id = s.document_id "
+            "WHERE position(' ' || s.term || ' ' IN %s) > 0 "
+            f"AND (s.document_id IS NULL OR d.removed_at IS NULL) {visible}",
+            params,
+        )
+        rows = cursor.fetchall()
+    rows.sort(key=lambda row: -len(row[0]))
+    return list(dict.fromkeys(equivalent for _, equivalent in rows))[:limit]
