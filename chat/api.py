@@ -62,6 +62,5 @@ def _conversation(request: HttpRequest, body: dict) -> Conversation | JsonRespon
         profile = AssistantProfile.objects.filter(name__iexact=str(body["profile"])).first()
         if profile is None:
             return _error(f"No profile {body['profile']!r}.", status=404)
-    return Conversation.objects.create(
-        user=request.user, profile=profile, title=str(body.get("question"))[:120]
-    )
+    # Untitled: the first question's redacted text becomes the title (chat.answering).
+    return Conversation.objects.create(user=request.user, profile=profile)

@@ -10,6 +10,7 @@ from chat.models import Message
 from portal.markdown import render_markdown
 
 _CITE = re.compile(r"\[(\d{1,2})\]")
+_TAG = re.compile(r"(<[^>]*>)")
 MODE_LABELS = {
     "extractive": "quotes from the documents, no language model",
     "llm": "generated from the sources",
@@ -29,7 +30,10 @@ def answer_html(message: Message, sources: list) -> str:
         title = escape(f"{source.title} — {source.heading}")
         return f'<a class="cite" href="{escape(source.url)}" title="{title}">[{source.number}]</a>'
 
-    return _CITE.sub(link, html)
+    # Only in text between tags: a "[1]" inside an attribute (a code block's class, a link's
+    # title) must stay as it is, or the link would be written into the attribute.
+    parts = _TAG.split(html)
+    return "".join(part if part.startswith("<") else _CITE.sub(link, part) for part in parts)
 
 
 def turn_context(message: Message) -> dict:

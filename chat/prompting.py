@@ -130,8 +130,9 @@ def build_messages(
         entries.append(
             SOURCE_ENTRY.format(
                 number=source.number,
-                title=source.title,
-                heading=source.heading or "—",
+                # Titles and headings come from documents too: neutralised like their text.
+                title=_fence(" ".join(source.title.split())),
+                heading=_fence(" ".join((source.heading or "—").split())),
                 version=version,
                 text=_fence(text),
             )

@@ -59,8 +59,9 @@ def sync_drop_folder() -> SyncReport | None:
     root = settings.DROP_FOLDER
     if not root.is_dir():
         return None
+    # Private until staff name its readers: files dropped on a server are not everyone's.
     source = get_or_create_source(
-        settings.DROP_FOLDER_SOURCE, kind=Source.Kind.FOLDER, root_path=str(root)
+        settings.DROP_FOLDER_SOURCE, kind=Source.Kind.FOLDER, root_path=str(root), is_public=False
     )
     report = sync_folder(source, root)
     if report.registered or report.removed:

@@ -12,6 +12,16 @@ from knowledge.registration import SUPPORTED_SUFFIXES
 SKIPPED_NAMES: set[str] = set()
 
 
+def _through_link(path: Path, root: Path) -> bool:
+    """Is the path, or a folder on its way from ``root``, a symbolic link?"""
+    current = path
+    while current != root and current != current.parent:
+        if current.is_symlink():
+            return True
+        current = current.parent
+    return False
+
+
 def iter_document_files(root: Path) -> Iterator[tuple[Path, str, str]]:
     """(path, path relative to root, problem) for every candidate file, sorted.
 
@@ -20,7 +30,12 @@ def iter_document_files(root: Path) -> Iterator[tuple[Path, str, str]]:
     """
     limit = settings.MAX_UPLOAD_MB * 1024 * 1024
     files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+    base = root.resolve()
     for path in files:
+        # A symbolic link (or a path through one) could point anywhere, the secret key
+        # included: only regular files inside the folder scanned are candidates.
+        if root.is_dir() and (_through_link(path, root) or not path.resolve().is_relative_to(base)):
+            continue
         relative = path.name if root.is_file() else path.relative_to(root).as_posix()
         if any(part.startswith(".") for part in Path(relative).parts):
             continue

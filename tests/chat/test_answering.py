@@ -169,5 +169,5 @@ def test_ask_json_what_changed_between_two_dated_versions_answers_from_the_diff(
     assert Message.objects.get(pk=result["id"]).mode == Message.Mode.DIFF
     versions = {s["version"] for s in result["sources"]}
     assert len(versions) >= 2  # both versions cited
-    assert "sections changed" in result["answer"]  # the changed sections are listed
+    assert "изменено разделов" in result["answer"]  # the changed sections, in Russian
     assert "1.2 Область применения" in result["answer"]  # the rewritten scope

@@ -74,3 +74,15 @@ def test_ask_api_validates_its_input(client, bob):
         HTTP_AUTHORIZATION=f"Bearer {token}",
     )
     assert response.status_code == 400
+
+
+def test_the_conversation_title_from_the_api_is_the_redacted_question(client, bob, runbook):
+    from chat.models import Conversation
+
+    _, token = create_token(bob, "agent")
+    question = "Как перезапустить биллинг? Пишите на ivan.petrov@example.com или +7 916 123-45-67"
+    response = post(client, token, {"question": question})
+    assert response.status_code == 200
+    title = Conversation.objects.get(user=bob).title
+    assert "ivan.petrov" not in title and "916" not in title
+    assert title.startswith("Как перезапустить биллинг?")

@@ -112,3 +112,27 @@ def test_drop_folder_follows_new_changed_and_deleted_files(drop_folder, folder_w
     checklist.refresh_from_db()
     assert checklist.removed_at is None and checklist.versions.count() == 1
     assert "smoke/checklist.md" in searchable_paths("catalogue order")
+
+
+@pytest.mark.django_db
+def test_the_drop_folder_source_is_private_and_links_out_of_it_are_skipped(
+    drop_folder, tmp_path, bob
+):
+    from knowledge.dropfolder import sync_drop_folder
+    from knowledge.models import Source
+
+    (drop_folder / "notes.md").write_text("# Notes\n\nRelease on Friday.\n")
+    secret = tmp_path / "secret_key"
+    secret.write_text("django-insecure-do-not-index-me")
+    (drop_folder / "key.md").symlink_to(secret)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "page.md").write_text("# Outside\n\nNot in the drop folder.\n")
+    (drop_folder / "linked").symlink_to(outside, target_is_directory=True)
+
+    report = sync_drop_folder()
+    assert report.registered == ["notes.md"]
+    source = Source.objects.get(name="Drop folder")
+    assert source.is_public is False
+    assert not Source.objects.visible_to(bob).filter(pk=source.pk).exists()
+    assert not Document.objects.filter(path__in=["key.md", "linked/page.md"]).exists()

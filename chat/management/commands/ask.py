@@ -32,9 +32,7 @@ class Command(BaseCommand):
             if profile is None:
                 names = ", ".join(AssistantProfile.objects.values_list("name", flat=True))
                 raise CommandError(f"no profile {options['profile']!r}; profiles: {names}")
-        conversation = Conversation.objects.create(
-            user=user, profile=profile, title=options["question"][:120]
-        )
+        conversation = Conversation.objects.create(user=user, profile=profile)
         message = answer_now(conversation, options["question"], user=user)
         payload = message_json(message)
         if options["json"]:
