@@ -11,7 +11,7 @@ covers. A "token" here is a word or a punctuation mark, a stable proxy for model
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from knowledge.parsing.base import Block, ParsedDocument, Table
@@ -20,6 +20,7 @@ _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?…;:])\s+|\n+")
 FLOW_KINDS = {"text", "list", "code"}
 TABLE_KINDS = {"table", "test_case"}
+ROW_UNIT = "row"  # a chunk that is a few rows of a table, searched for its parent piece
 
 
 def count_tokens(text: str) -> int:
@@ -32,6 +33,11 @@ class ChunkingConfig:
     min_tokens: int = 120
     overlap: float = 0.12
     caption_tokens: int = 60  # a paragraph this short right before a table is its caption
+    # Tables of at least this many rows also get row units: a few rows with the table's caption
+    # and header row, embedded and indexed on their own (a vector of a whole table says little
+    # about one row); search answers with the table piece they belong to. 0: no row units.
+    row_unit_min_rows: int = 4
+    rows_per_unit: int = 2
 
 
 @dataclass
@@ -92,8 +98,36 @@ class Chunker:
         run.flush(final=True)
         drafts = [draft for draft in run.drafts if draft.text.strip()]
         if not drafts:
-            drafts = _headings_only(document)
-        return drafts
+            return _headings_only(document)
+        return drafts + self._row_units(drafts, run.table_pieces)
+
+    def _row_units(self, drafts: list[ChunkDraft], pieces: list[tuple]) -> list[ChunkDraft]:
+        """Row units of the long tables, each pointing at the piece it belongs to
+        (``meta["parent_position"]``, the piece's position in the version)."""
+        if not self.config.row_unit_min_rows:
+            return []
+        position = {id(draft): i for i, draft in enumerate(drafts)}
+        units: list[ChunkDraft] = []
+        step = max(1, self.config.rows_per_unit)
+        for piece, table, caption, (first, last) in pieces:
+            if id(piece) not in position or len(table.rows) < self.config.row_unit_min_rows:
+                continue
+            for start in range(first, last, step):
+                text = table.to_markdown(table.rows[start : min(last, start + step)])
+                body = f"{caption}\n\n{text}" if caption else text
+                units.append(
+                    replace(
+                        piece,
+                        text=body,
+                        block_type=ROW_UNIT,
+                        token_count=count_tokens(body),
+                        meta={
+                            "parent_position": position[id(piece)],
+                            "table_rows": [start + 1, min(last, start + step)],
+                        },
+                    )
+                )
+        return units
 
 
 class _Run:
@@ -105,6 +139,7 @@ class _Run:
         self.section = ""
         self.pending_titles: list[str] = []
         self.last_flow: tuple[Block, int] | None = None
+        self.table_pieces: list[tuple[ChunkDraft, Table, str, tuple[int, int]]] = []
 
     # --- events ---------------------------------------------------------------------------
 
@@ -152,6 +187,7 @@ class _Run:
         for first, last in _row_groups(table, self.config.max_tokens - count_tokens(caption)):
             text = table.to_markdown(table.rows[first:last])
             self._emit_table_piece(block, index, caption, text, (first, last))
+            self.table_pieces.append((self.drafts[-1], table, caption, (first, last)))
         self.last_flow = None
 
     # --- output ---------------------------------------------------------------------------

@@ -169,6 +169,8 @@ def _chunk(parsed: ParsedDocument) -> list[ChunkDraft]:
         max_tokens=settings.CHUNK_MAX_TOKENS,
         min_tokens=settings.CHUNK_MIN_TOKENS,
         overlap=settings.CHUNK_OVERLAP,
+        row_unit_min_rows=settings.ROW_UNIT_MIN_ROWS,
+        rows_per_unit=settings.ROWS_PER_UNIT,
     )
     drafts = Chunker(config).chunk(parsed)
     if not drafts:

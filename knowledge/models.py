@@ -169,6 +169,7 @@ class Chunk(models.Model):
         TEST_CASE = "test_case", "Test case"
         LIST = "list", "List"
         CODE = "code", "Code"
+        ROW = "row", "Table rows (searched for their table)"
 
     version = models.ForeignKey(DocumentVersion, on_delete=models.CASCADE, related_name="chunks")
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")

@@ -42,7 +42,10 @@ def build_view(version: DocumentVersion | None, highlight_chunk: int | None = No
         return DocumentView([], [], None, [])
     parsed = ParsedDocument.from_dict(version.parsed)
     chunks = list(
-        Chunk.objects.filter(version=version).values("pk", "block_start", "block_end", "meta")
+        # Row units are search aids: the page shows their table, anchored by its own chunks.
+        Chunk.objects.filter(version=version)
+        .exclude(block_type=Chunk.BlockType.ROW)
+        .values("pk", "block_start", "block_end", "meta")
     )
     starts: dict[int, list[int]] = {}
     for chunk in chunks:

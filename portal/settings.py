@@ -252,6 +252,9 @@ CHUNK_MIN_TOKENS = env_int("KB_CHUNK_MIN_TOKENS", 120, minimum=0)
 CHUNK_OVERLAP = env_float("KB_CHUNK_OVERLAP", 0.12)
 if not 0 <= CHUNK_OVERLAP < 0.5:
     raise ImproperlyConfigured(f"KB_CHUNK_OVERLAP={CHUNK_OVERLAP} must be between 0 and 0.5")
+# Tables of this many rows or more are also indexed as units of a few rows (0: off).
+ROW_UNIT_MIN_ROWS = env_int("KB_ROW_UNIT_MIN_ROWS", 4, minimum=0)
+ROWS_PER_UNIT = env_int("KB_ROWS_PER_UNIT", 2, minimum=1)
 INGEST_STALE_SECONDS = env_int("KB_INGEST_STALE_SECONDS", 300, minimum=30)
 DROP_FOLDER = env_path("KB_DROP_FOLDER", BASE_DIR / "private_knowledge")
 DROP_FOLDER_SCAN_SECONDS = env_int("KB_DROP_FOLDER_SCAN_SECONDS", 30, minimum=5)

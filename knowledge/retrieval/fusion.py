@@ -105,3 +105,19 @@ def select(
     hits = [c for c in capped if c.score >= min_score][:n]
     misses = [c for c in capped if c.score < min_score][:n]
     return hits, misses
+
+
+def collapse_units(ranked: Sequence[Candidate], parents: Mapping[int, int]) -> list[Candidate]:
+    """Row units stand for the table piece they belong to: each piece once, at the rank and
+    with the scores of the best of itself and its units (``unit_id`` says which unit)."""
+    seen: set[int] = set()
+    kept: list[Candidate] = []
+    for candidate in ranked:
+        piece = parents.get(candidate.chunk_id, candidate.chunk_id)
+        if piece in seen:
+            continue
+        seen.add(piece)
+        if piece != candidate.chunk_id:
+            candidate.unit_id, candidate.chunk_id = candidate.chunk_id, piece
+        kept.append(candidate)
+    return kept

@@ -118,6 +118,7 @@ def search(
         stats: dict[str, float] = {}
         ranked = rank_candidates(scope, text or query, vector, embedder, options, timings, stats)
         ranked = _rerank(ranked, text or query, active_reranker, options, timings)
+        ranked = fusion.collapse_units(ranked, q.unit_parents([c.chunk_id for c in ranked]))
         hits, misses = fusion.select(
             ranked,
             n=options.k,

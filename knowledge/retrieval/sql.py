@@ -304,3 +304,17 @@ def _quote_lexeme(lexeme: str) -> str:
 
 def _vector_literal(vector: np.ndarray) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in np.asarray(vector, dtype=np.float32)) + "]"
+
+
+def unit_parents(ids: Sequence[int]) -> dict[int, int]:
+    """Row unit id -> the id of the table piece it belongs to, for the row units among ``ids``."""
+    if not ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT u.id, p.id FROM knowledge_chunk u JOIN knowledge_chunk p "
+            "ON p.version_id = u.version_id AND p.position = (u.meta->>'parent_position')::int "
+            "WHERE u.id = ANY(%s) AND u.block_type = 'row'",
+            [list(ids)],
+        )
+        return dict(cursor.fetchall())

@@ -57,6 +57,7 @@ class Candidate:
     rerank_score: float | None = None
     score: float = 0.0  # the final, calibrated score the threshold applies to
     document_score: float | None = None  # the document's BM25 / the best candidate document's
+    unit_id: int | None = None  # the row unit that found this table piece
     freshness: float = 0.0  # epoch seconds of the version, for tie-breaks in "fresh" sources
     prefer_fresh: bool = False
 

@@ -24,6 +24,7 @@ def test_long_table_is_split_by_rows_with_the_header_repeated_and_no_row_cut():
     chunks = Chunker(ChunkingConfig(max_tokens=300)).chunk(
         _doc(("h", 1, "Тесты"), ("table", table))
     )
+    chunks = [c for c in chunks if c.block_type != "row"]  # row units: see the next test
     assert len(chunks) > 3
     seen: list[str] = []
     for chunk in chunks:
@@ -36,6 +37,28 @@ def test_long_table_is_split_by_rows_with_the_header_repeated_and_no_row_cut():
         assert chunk.block_type == "table"
         assert chunk.token_count <= 300
     assert seen == [f"R{i}" for i in range(120)]  # every row exactly once, in order
+
+
+def test_long_tables_get_row_units_with_caption_header_and_their_piece():
+    rows = [[f"R{i}", f"значение {i}"] for i in range(5)]
+    table = Table(["Поле", "Значение"], rows)
+    document = _doc(("h", 1, "Поля"), ("text", "Таблица 2 – Поля класса"), ("table", table))
+    chunks = Chunker(ChunkingConfig(rows_per_unit=2)).chunk(document)
+    pieces = [c for c in chunks if c.block_type == "table"]
+    units = [c for c in chunks if c.block_type == "row"]
+    assert len(pieces) == 1 and len(units) == 3  # rows 1-2, 3-4, 5
+    parent = chunks.index(pieces[0])
+    for unit in units:
+        lines = unit.text.splitlines()
+        assert lines[0] == "Таблица 2 – Поля класса"
+        assert lines[2] == "| Поле | Значение |"
+        assert unit.meta["parent_position"] == parent
+        assert unit.heading_path == pieces[0].heading_path
+    assert units[2].text.endswith("| R4 | значение 4 |")
+    assert units[2].meta["table_rows"] == [5, 5]
+    # A short table is focused enough: no units.
+    short = Table(["A", "B"], [["1", "2"], ["3", "4"]])
+    assert not [c for c in Chunker().chunk(_doc(("table", short))) if c.block_type == "row"]
 
 
 def test_table_smaller_than_the_limit_stays_whole_with_its_caption():
