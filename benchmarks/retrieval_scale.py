@@ -163,6 +163,7 @@ def load(rows: list[tuple[int, str, str]], vectors: np.ndarray, model_id: str) -
 
     from knowledge import termstats
     from knowledge.models import Document, DocumentVersion, Source
+    from knowledge.store import refresh_document_vectors
     from knowledge.vector_index import ensure_vector_index
 
     sources = [Source.objects.create(name=name, priority=1) for name in SOURCES]
@@ -236,6 +237,7 @@ def load(rows: list[tuple[int, str, str]], vectors: np.ndarray, model_id: str) -
         )
         cursor.execute("UPDATE knowledge_chunk SET lexeme_count = length(search_vector)")
         termstats.rebuild()
+        refresh_document_vectors()  # document-level BM25, as ingestion keeps it
     print(
         f"  {len(rows)} chunks inserted with full text and statistics in {time.perf_counter() - started:.0f} s"
     )

@@ -264,27 +264,34 @@ DOCUMENT_TEXT_LIMIT = 1_000_000  # characters of a document's text in its full-t
 def refresh_document_vector(document_id: int) -> None:
     """The document's full-text vector from its searchable chunks (none: no vector), for
     document-level BM25 (``knowledge.retrieval.documents``)."""
+    refresh_document_vectors([document_id])
+
+
+def refresh_document_vectors(document_ids: list[int] | None = None) -> None:
+    """``refresh_document_vector`` for these documents (every document when None), in bulk.
+    Row units repeat their table's rows: they are left out of the document's text."""
+    only, params = ("AND d2.id = ANY(%s)", [list(document_ids)]) if document_ids else ("", [])
     with connection.cursor() as cursor:
         cursor.execute(
-            """
+            "UPDATE knowledge_document SET search_vector = NULL, term_freqs = NULL, lexeme_count = 0 "
+            + ("WHERE id = ANY(%s)" if document_ids else ""),
+            params,
+        )
+        cursor.execute(
+            f"""
             UPDATE knowledge_document d SET search_vector = s.v,
                 lexeme_count = coalesce(length(s.v), 0),
                 term_freqs = (SELECT jsonb_object_agg(u.lexeme, coalesce(array_length(u.positions, 1), 1))
                               FROM unnest(s.v) u)
             FROM (
-                SELECT setweight(to_tsvector(d2.language::regconfig, d2.title), 'A')
+                SELECT d2.id, setweight(to_tsvector(d2.language::regconfig, d2.title), 'A')
                        || to_tsvector(d2.language::regconfig, left(string_agg(c.text, E'\n'
                           ORDER BY c.position), %s)) AS v
                 FROM knowledge_document d2
                 JOIN knowledge_chunk c ON c.document_id = d2.id AND c.searchable
-                WHERE d2.id = %s GROUP BY d2.id, d2.language, d2.title
-            ) s WHERE d.id = %s
+                     AND c.block_type <> 'row'
+                WHERE true {only} GROUP BY d2.id, d2.language, d2.title
+            ) s WHERE d.id = s.id
             """,
-            [DOCUMENT_TEXT_LIMIT, document_id, document_id],
+            [DOCUMENT_TEXT_LIMIT, *params],
         )
-        if not cursor.rowcount:
-            cursor.execute(
-                "UPDATE knowledge_document SET search_vector = NULL, term_freqs = NULL, lexeme_count = 0 "
-                "WHERE id = %s",
-                [document_id],
-            )
