@@ -99,35 +99,37 @@ class Chunker:
         drafts = [draft for draft in run.drafts if draft.text.strip()]
         if not drafts:
             return _headings_only(document)
-        return drafts + self._row_units(drafts, run.table_pieces)
+        return self._with_row_units(drafts, run.table_pieces)
 
-    def _row_units(self, drafts: list[ChunkDraft], pieces: list[tuple]) -> list[ChunkDraft]:
-        """Row units of the long tables, each pointing at the piece it belongs to
-        (``meta["parent_position"]``, the piece's position in the version)."""
+    def _with_row_units(self, drafts: list[ChunkDraft], pieces: list[tuple]) -> list[ChunkDraft]:
+        """The drafts with the row units of the long tables right after the piece they belong
+        to (``meta["parent_position"]``: the piece's position in the version)."""
         if not self.config.row_unit_min_rows:
-            return []
-        position = {id(draft): i for i, draft in enumerate(drafts)}
-        units: list[ChunkDraft] = []
+            return drafts
+        of_piece = {id(piece): (table, caption, rows) for piece, table, caption, rows in pieces}
         step = max(1, self.config.rows_per_unit)
-        for piece, table, caption, (first, last) in pieces:
-            if id(piece) not in position or len(table.rows) < self.config.row_unit_min_rows:
+        out: list[ChunkDraft] = []
+        for draft in drafts:
+            out.append(draft)
+            found = of_piece.get(id(draft))
+            if found is None or len(found[0].rows) < self.config.row_unit_min_rows:
                 continue
+            table, caption, (first, last) = found
+            parent = len(out) - 1
             for start in range(first, last, step):
-                text = table.to_markdown(table.rows[start : min(last, start + step)])
+                end = min(last, start + step)
+                text = table.to_markdown(table.rows[start:end])
                 body = f"{caption}\n\n{text}" if caption else text
-                units.append(
+                out.append(
                     replace(
-                        piece,
+                        draft,
                         text=body,
                         block_type=ROW_UNIT,
                         token_count=count_tokens(body),
-                        meta={
-                            "parent_position": position[id(piece)],
-                            "table_rows": [start + 1, min(last, start + step)],
-                        },
+                        meta={"parent_position": parent, "table_rows": [start + 1, end]},
                     )
                 )
-        return units
+        return out
 
 
 class _Run:
