@@ -239,7 +239,8 @@ LOGGING = {
 
 # --- knowledge base: ingestion ----------------------------------------------------------------
 MAX_UPLOAD_MB = env_int("KB_MAX_UPLOAD_MB", 100, minimum=1)
-MAX_REQUEST_MB = env_int("KB_MAX_REQUEST_MB", 500, minimum=1)
+MAX_REQUEST_MB = env_int("KB_MAX_REQUEST_MB", 500, minimum=1)  # staff uploads only
+MAX_BODY_KB = env_int("KB_MAX_BODY_KB", 1024, minimum=16)  # every other request body
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024  # larger uploads spill to a temporary file
 FILE_UPLOAD_HANDLERS = [
     "portal.uploads.FileSizeLimitUploadHandler",

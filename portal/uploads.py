@@ -30,11 +30,54 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 
-def too_large_message(length: int) -> str:
+def too_large_message(length: int, limit: int | None = None) -> str:
+    if limit is not None and limit < settings.MAX_REQUEST_MB * 1024 * 1024:
+        return (
+            f"The request body is {length / 1024:.0f} KB; at most {limit // 1024} KB are accepted "
+            "here (uploads are for signed-in staff)."
+        )
     return (
         f"The upload is {length / 1024 / 1024:.0f} MB; at most {settings.MAX_REQUEST_MB} MB "
         f"per upload and {settings.MAX_UPLOAD_MB} MB per file are accepted."
     )
+
+
+UPLOAD_PATHS = ("/documents/upload/",)
+
+
+def body_limit(path: str, session_key: str | None) -> int:
+    """The most bytes a request body may have: the upload size for staff on the upload page,
+    ``KB_MAX_BODY_KB`` for every other request (a form, a question, an API call). Decided from
+    the path and the session cookie, before a byte of the body is read."""
+    small = settings.MAX_BODY_KB * 1024
+    if path not in UPLOAD_PATHS or not session_key:
+        return small
+    return settings.MAX_REQUEST_MB * 1024 * 1024 if _staff_session(session_key) else small
+
+
+def _staff_session(session_key: str) -> bool:
+    from importlib import import_module
+
+    from django.contrib.auth import get_user_model
+
+    engine = import_module(settings.SESSION_ENGINE)
+    user_id = engine.SessionStore(session_key).get("_auth_user_id")
+    if user_id is None:
+        return False
+    users = get_user_model().objects.filter(pk=user_id, is_active=True, is_staff=True)
+    return users.exists()
+
+
+def _session_key(cookie_header: str) -> str | None:
+    from http.cookies import SimpleCookie
+
+    cookies = SimpleCookie()
+    try:
+        cookies.load(cookie_header)
+    except Exception:  # noqa: BLE001 - a malformed cookie header is no session
+        return None
+    morsel = cookies.get(settings.SESSION_COOKIE_NAME)
+    return morsel.value if morsel else None
 
 
 class FileSizeLimitUploadHandler(FileUploadHandler):
@@ -64,15 +107,20 @@ class RequestSizeLimitMiddleware:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             length = 0
-        if length > settings.MAX_REQUEST_MB * 1024 * 1024:
-            return HttpResponse(
-                too_large_message(length), status=413, content_type="text/plain; charset=utf-8"
-            )
+        if length > settings.MAX_BODY_KB * 1024:
+            limit = body_limit(request.path, request.COOKIES.get(settings.SESSION_COOKIE_NAME))
+            if length > limit:
+                return HttpResponse(
+                    too_large_message(length, limit),
+                    status=413,
+                    content_type="text/plain; charset=utf-8",
+                )
         return self.get_response(request)
 
 
 class RequestSizeLimitASGIMiddleware:
-    """ASGI wrapper refusing request bodies over ``KB_MAX_REQUEST_MB`` before they are read."""
+    """ASGI wrapper refusing request bodies over their limit (``body_limit``) before they are
+    read: anonymous callers cannot make the server spool large bodies to disk."""
 
     def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
         self.app = app
@@ -81,10 +129,16 @@ class RequestSizeLimitASGIMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = settings.MAX_REQUEST_MB * 1024 * 1024
+        limit = settings.MAX_BODY_KB * 1024
         declared = _content_length(scope)
+        if scope.get("path") in UPLOAD_PATHS and (declared is None or declared > limit):
+            from asgiref.sync import sync_to_async
+
+            cookie = _header(scope, b"cookie")
+            key = _session_key(cookie) if cookie else None
+            limit = await sync_to_async(body_limit)(scope["path"], key) if key else limit
         if declared is not None and declared > limit:
-            await _refuse(send, declared)
+            await _refuse(send, declared, limit)
             return
         received = 0
         overflow = False
@@ -109,21 +163,28 @@ class RequestSizeLimitASGIMiddleware:
 
         await self.app(scope, limited_receive, watched_send)
         if overflow and not started:
-            await _refuse(send, received)
+            await _refuse(send, received, limit)
+
+
+def _header(scope: Scope, wanted: bytes) -> str:
+    for name, value in scope.get("headers", []):
+        if name == wanted:
+            return value.decode("latin-1")
+    return ""
 
 
 def _content_length(scope: Scope) -> int | None:
-    for name, value in scope.get("headers", []):
-        if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
+    value = _header(scope, b"content-length")
+    if not value:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
 
 
-async def _refuse(send: Send, length: int) -> None:
-    body = too_large_message(length).encode()
+async def _refuse(send: Send, length: int, limit: int) -> None:
+    body = too_large_message(length, limit).encode()
     await send(
         {
             "type": "http.response.start",

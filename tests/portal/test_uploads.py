@@ -116,3 +116,40 @@ def test_file_over_the_limit_is_dropped_and_the_others_arrive(client, alice, set
     stored = {p for p in blobs.rglob("*") if p.is_file()} - before
     assert len(stored) <= 1  # the small file's blob at most; nothing of the big one was written
     assert all(p.stat().st_size < 1024 * 1024 for p in stored)
+
+
+@pytest.fixture
+def default_server(transactional_db) -> Iterator[PortalServer]:
+    server = PortalServer()
+    yield server
+    server.stop()
+
+
+@pytest.mark.parametrize("path", ["/login/", "/api/v1/ask", "/documents/upload/"])
+def test_anonymous_bodies_over_the_small_limit_are_refused_before_they_are_read(
+    default_server, path
+):
+    # 5 MB announced on any URL, not a byte sent: answered at once, nothing spooled to disk.
+    response = exchange(
+        default_server.port,
+        head(path, Content_Type="application/octet-stream", Content_Length=str(5 * 1024 * 1024)),
+    )
+    assert response.startswith("HTTP/1.1 413")
+    assert "at most 1024 KB are accepted here" in response
+
+
+def test_only_a_staff_session_may_send_an_upload_body_over_the_small_limit(client, alice, bob):
+    big = b"# Big\n\n" + b"word " * 300_000  # 1.4 MB, over KB_MAX_BODY_KB
+    client.force_login(bob)
+    response = client.post(
+        "/documents/upload/",
+        {"files": [SimpleUploadedFile("big.md", big)], "new_source": "Uploads"},
+    )
+    assert response.status_code == 413
+    client.force_login(alice)
+    response = client.post(
+        "/documents/upload/",
+        {"files": [SimpleUploadedFile("big.md", big)], "new_source": "Uploads"},
+    )
+    assert response.status_code in (200, 302)
+    assert DocumentVersion.objects.filter(filename="big.md").exists()
