@@ -18,6 +18,7 @@ from chat.models import AssistantProfile, Conversation
 from chat.serialize import message_json
 from knowledge.embedding import EmbeddingModelMismatch
 from portal.api_auth import api_token_required
+from portal.params import id_param
 
 MAX_QUESTION_CHARS = 4000
 
@@ -31,7 +32,7 @@ def _error(message: str, status: int = 400) -> JsonResponse:
 def ask_api(request: HttpRequest) -> JsonResponse:
     try:
         body = json.loads(request.body or b"{}")
-    except ValueError:
+    except (ValueError, RecursionError):
         return _error('The body must be JSON: {"question": "..."}')
     question = str(body.get("question") or "").strip() if isinstance(body, dict) else ""
     if not question:
@@ -55,7 +56,8 @@ def ask_api(request: HttpRequest) -> JsonResponse:
 
 def _conversation(request: HttpRequest, body: dict) -> Conversation | JsonResponse:
     if body.get("conversation"):
-        found = Conversation.objects.filter(pk=body["conversation"], user=request.user).first()
+        pk = id_param(body["conversation"])
+        found = Conversation.objects.filter(pk=pk, user=request.user).first() if pk else None
         return found or _error("No such conversation of yours.", status=404)
     profile = None
     if body.get("profile"):

@@ -14,6 +14,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from chat.models import AssistantProfile, Message
 from chat.presenting import turn_context
+from portal.params import id_param
 
 
 def journal_queryset(params) -> QuerySet[Message]:
@@ -33,8 +34,8 @@ def journal_queryset(params) -> QuerySet[Message]:
     for field in ("outcome", "mode"):
         if params.get(field):
             messages = messages.filter(**{field: params[field]})
-    if (params.get("profile") or "").isdigit():
-        messages = messages.filter(conversation__profile_id=int(params["profile"]))
+    if id_param(params.get("profile")):
+        messages = messages.filter(conversation__profile_id=id_param(params["profile"]))
     if params.get("user"):
         messages = messages.filter(conversation__user__username=params["user"])
     for field, lookup in (("since", "created_at__date__gte"), ("until", "created_at__date__lte")):

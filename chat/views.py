@@ -17,6 +17,7 @@ from chat.answering import claim, start_message, stream_answer
 from chat.guard import chat_enabled
 from chat.models import AssistantProfile, ChatSettings, Conversation, Message
 from chat.presenting import turn_context
+from portal.params import id_param
 
 MAX_QUESTION_CHARS = 4000
 
@@ -59,7 +60,7 @@ def _render_chat(request: HttpRequest, current: Conversation | None) -> HttpResp
 
 @require_POST
 def new_conversation(request: HttpRequest) -> HttpResponse:
-    profile = AssistantProfile.objects.filter(pk=request.POST.get("profile") or 0).first()
+    profile = AssistantProfile.objects.filter(pk=id_param(request.POST.get("profile")) or 0).first()
     if profile is None:
         profile = AssistantProfile.objects.filter(is_default=True).first()
     created = Conversation.objects.create(user=request.user, profile=profile)

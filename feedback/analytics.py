@@ -31,6 +31,7 @@ from django.utils import timezone
 from chat.models import Message, MessageSource
 from feedback.models import Rating
 from knowledge.models import Document
+from portal.params import id_param
 
 OUTCOMES = ["answer", "partial", "refusal", "clarification", "error"]
 STAGES = [
@@ -93,7 +94,7 @@ def _date(value) -> date | None:
 
 
 def _int(value) -> int | None:
-    return int(value) if value and str(value).isdigit() else None
+    return id_param(value)
 
 
 def _used_source(source_id: int, message_ref: str) -> Exists:

@@ -19,6 +19,7 @@ from feedback.querysets import rateable_messages
 from feedback.report import analytics_report
 from feedback.services import rate_answer
 from knowledge.models import Source
+from portal.params import id_param
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -95,7 +96,7 @@ def export(request: HttpRequest) -> HttpResponse:
     if request.POST.get("scope") == "period":
         ids = list(ratings(ReportFilters.from_query(request.POST)).values_list("pk", flat=True))
     else:
-        ids = [int(v) for v in request.POST.getlist("rating") if v.isdigit()]
+        ids = [i for i in map(id_param, request.POST.getlist("rating")) if i]
     if not ids:
         flash.error(request, "Choose at least one rated answer to export.")
         return redirect(reverse("feedback"))

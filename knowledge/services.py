@@ -11,6 +11,7 @@ from django.db.models import Prefetch, Q
 
 from knowledge.models import Document, DocumentVersion, Source
 from knowledge.registration import register_file
+from portal.params import id_param
 
 
 @dataclass
@@ -38,8 +39,8 @@ def document_rows(user, *, source_id: str = "", query: str = "") -> list[Documen
         )
         .order_by("source__priority", "source__name", "path")
     )
-    if source_id.isdigit():
-        documents = documents.filter(source_id=int(source_id))
+    if id_param(source_id):
+        documents = documents.filter(source_id=id_param(source_id))
     if query:
         documents = documents.filter(Q(title__icontains=query) | Q(path__icontains=query))
     rows = []
@@ -66,8 +67,8 @@ def status_counts(rows: list[DocumentRow]) -> dict[str, int]:
 
 def version_for_view(document: Document, requested: str | None) -> DocumentVersion | None:
     versions = document.versions.all()
-    if requested and requested.isdigit():
-        return versions.filter(pk=int(requested)).first()
+    if id_param(requested) is not None:
+        return versions.filter(pk=id_param(requested)).first()
     return document.current_version or versions.order_by("-number").first()
 
 
@@ -85,8 +86,8 @@ def source_for_upload(source_id: str | None, new_name: str) -> Source | None:
             name=new_name.strip()[:200], defaults={"kind": Source.Kind.UPLOADS}
         )
         return source
-    if source_id and source_id.isdigit():
-        return Source.objects.filter(pk=int(source_id)).first()
+    if id_param(source_id):
+        return Source.objects.filter(pk=id_param(source_id)).first()
     return None
 
 

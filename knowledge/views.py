@@ -19,6 +19,7 @@ from django_htmx.http import HttpResponseClientRefresh
 from knowledge import services
 from knowledge.models import Document, DocumentVersion, Source
 from knowledge.viewer import build_view
+from portal.params import id_param
 
 
 def staff_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -64,9 +65,7 @@ def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
     version = services.version_for_view(document, request.GET.get("version"))
     highlight = request.GET.get("chunk")
-    view = build_view(
-        version, highlight_chunk=int(highlight) if highlight and highlight.isdigit() else None
-    )
+    view = build_view(version, highlight_chunk=id_param(highlight))
     return render(
         request,
         "knowledge/document.html",

@@ -18,6 +18,7 @@ from django_htmx.middleware import HtmxDetails
 
 from knowledge.models import Document, DocumentVersion
 from knowledge.versions import actions, history, services
+from portal.params import id_param
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -114,9 +115,10 @@ def _pair(request: HttpRequest, document: Document) -> tuple[DocumentVersion, Do
     """The versions ?a= and ?b= name, older first; by default the last two."""
     versions = document.versions.defer("parsed")
     picked = [request.GET.get("a", ""), request.GET.get("b", "")]
-    if all(v.isdigit() for v in picked):
-        a = get_object_or_404(versions, pk=int(picked[0]))
-        b = get_object_or_404(versions, pk=int(picked[1]))
+    ids = [id_param(v) for v in picked]
+    if all(ids):
+        a = get_object_or_404(versions, pk=ids[0])
+        b = get_object_or_404(versions, pk=ids[1])
     else:
         latest = list(versions.order_by("-number")[:2])
         if len(latest) < 2:
@@ -162,8 +164,8 @@ def move_version(request: HtmxHttpRequest, pk: int, vid: int) -> HttpResponse:
     position = request.POST.get("position", "")
     if direction in ("older", "newer"):
         target = current - 1 if direction == "older" else current + 1
-    elif position.isdigit():
-        target = int(position)
+    elif id_param(position):
+        target = id_param(position)
     else:
         messages.error(request, "Say where to move the version.")
         return redirect("document_versions", pk=document.pk)

@@ -1,0 +1,86 @@
+"""Request parameters that cannot break a view: ids and the request guard.
+
+Every id a view reads from a query string, a form or a JSON body goes through ``id_param``: only
+ASCII digits within PostgreSQL's bigint count ("²" is a digit to ``str.isdigit`` and not to
+``int``); anything else is "not given". ``ParameterGuardMiddleware`` answers 400, in plain
+words, to what no view should see: a NUL character (PostgreSQL refuses to store it), a body in
+a charset other than UTF-8, or JSON nested deeper than any real request.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse
+
+_ID = re.compile(r"[0-9]{1,18}")
+_CHARSETS = {"utf-8", "utf8", "us-ascii", "ascii", "iso-8859-1", "latin-1", "latin1"}
+MAX_JSON_DEPTH = 32
+
+
+def id_param(value: object) -> int | None:
+    """A positive id from a request value, or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if 0 < value < 2**63 else None
+    text = str(value or "").strip()
+    return int(text) if _ID.fullmatch(text) and int(text) > 0 else None
+
+
+def json_depth(text: str) -> int:
+    """How deeply a JSON text nests (counted without parsing it)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
+def _bad(message: str) -> HttpResponse:
+    return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
+
+
+class ParameterGuardMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        content_type = request.META.get("CONTENT_TYPE", "")
+        charset = re.search(r"charset=([\w.-]+)", content_type, re.IGNORECASE)
+        if charset and charset.group(1).lower() not in _CHARSETS:
+            return _bad("Request bodies are accepted in UTF-8 only.")
+        if any("\x00" in key or "\x00" in value for key, value in _pairs(request.GET)):
+            return _bad("The address contains a NUL character.")
+        form = content_type.startswith(("application/x-www-form-urlencoded", "multipart/form-data"))
+        if (
+            request.method == "POST"
+            and form
+            and any("\x00" in key or "\x00" in value for key, value in _pairs(request.POST))
+        ):
+            return _bad("The form contains a NUL character.")
+        if content_type.startswith("application/json") and request.body:
+            text = request.body.decode("utf-8", errors="replace")
+            if "\\u0000" in text or "\x00" in text:
+                return _bad("The body contains a NUL character.")
+            if json_depth(text) > MAX_JSON_DEPTH:
+                return _bad(f"The JSON body nests deeper than {MAX_JSON_DEPTH} levels.")
+        return self.get_response(request)
+
+
+def _pairs(query) -> list[tuple[str, str]]:
+    return [(key, value) for key in query for value in query.getlist(key)]
