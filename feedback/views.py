@@ -29,9 +29,9 @@ class HtmxHttpRequest(HttpRequest):
 def _rateable(request: HttpRequest, pk: int) -> Message:
     message = rateable_messages(request.user).filter(pk=pk).first()
     if message is None:
-        if Message.objects.filter(pk=pk).exists():
-            raise PermissionDenied("Only the person who asked may rate this answer.")
-        raise Http404("No such answer.")
+        # The same answer for someone else's message as for none: a 403 would tell an
+        # outsider which message ids exist.
+        raise Http404("No such answer of yours.")
     return message
 
 

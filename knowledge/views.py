@@ -86,7 +86,10 @@ def download(request: HttpRequest, pk: int) -> FileResponse:
         handle = version.file.open("rb")
     except OSError:
         raise Http404("The stored file is missing") from None
-    return FileResponse(handle, as_attachment=True, filename=version.filename)
+    # Always as bytes to save: an uploaded .html or .svg must never run in the portal's origin.
+    response = FileResponse(handle, as_attachment=True, filename=version.filename)
+    response["Content-Type"] = "application/octet-stream"
+    return response
 
 
 @staff_required

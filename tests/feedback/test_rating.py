@@ -115,8 +115,10 @@ def test_a_user_cannot_rate_another_users_answer(client, bob, eve, alice):
     for intruder in (eve, alice):  # staff included: a rating is the asker's own verdict
         client.force_login(intruder)
         response = client.post(reverse("rate", args=[message.pk]), {"value": "down"}, **HX)
-        assert response.status_code == 403
-        assert client.get(reverse("rate", args=[message.pk]), **HX).status_code == 403
+        # 404, as for a message that does not exist: ids of others' messages are not told.
+        assert response.status_code == 404
+        assert client.get(reverse("rate", args=[message.pk]), **HX).status_code == 404
+    assert client.post(reverse("rate", args=[10**9]), {"value": "down"}, **HX).status_code == 404
     assert not Rating.objects.exists()
 
 
@@ -124,7 +126,7 @@ def test_an_error_message_cannot_be_rated(client, bob):
     message = make_answer(bob, outcome="error", answer="Чат временно отключён.")
     client.force_login(bob)
     response = client.post(reverse("rate", args=[message.pk]), {"value": "up"}, **HX)
-    assert response.status_code == 403
+    assert response.status_code == 404
 
 
 def test_the_chat_page_shows_the_current_rating_under_each_answer(client, bob):
