@@ -19,6 +19,7 @@ from chat.serialize import message_json
 from knowledge.embedding import EmbeddingModelMismatch
 from portal.api_auth import api_token_required
 from portal.params import id_param
+from portal.throttle import over_limit
 
 MAX_QUESTION_CHARS = 4000
 
@@ -41,6 +42,9 @@ def ask_api(request: HttpRequest) -> JsonResponse:
         return _error(f"question is longer than {MAX_QUESTION_CHARS} characters.")
     if not chat_enabled():
         return _error("The chat is switched off by an administrator.", status=503)
+    limited = over_limit(request, "ask", json=True)
+    if limited is not None:
+        return limited
     conversation = _conversation(request, body)
     if isinstance(conversation, JsonResponse):
         return conversation

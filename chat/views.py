@@ -18,6 +18,7 @@ from chat.guard import chat_enabled
 from chat.models import AssistantProfile, ChatSettings, Conversation, Message
 from chat.presenting import turn_context
 from portal.params import id_param
+from portal.throttle import over_limit
 
 MAX_QUESTION_CHARS = 4000
 
@@ -76,6 +77,9 @@ def ask(request: HttpRequest, pk: int) -> HttpResponse:
         return render(request, "chat/chat.html#disabled", {})
     if not question:
         return HttpResponse(status=204)
+    limited = over_limit(request, "ask")
+    if limited is not None:
+        return limited
     message = start_message(current, question)
     return render(request, "chat/chat.html#turn", {"turn": turn_context(message)})
 

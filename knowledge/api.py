@@ -17,6 +17,7 @@ from knowledge.retrieval.hits import describe, result_summary
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
 from portal.api_auth import api_token_required
+from portal.throttle import over_limit
 
 MAX_QUERY_CHARS = 2000
 MAX_K = 50
@@ -29,6 +30,9 @@ def _error(message: str, status: int = 400) -> JsonResponse:
 @api_token_required
 @require_GET
 def search_api(request: HttpRequest) -> JsonResponse:
+    limited = over_limit(request, "search", json=True)
+    if limited is not None:
+        return limited
     query = request.GET.get("q", "").strip()
     if not query:
         return _error("The parameter q (the question or search words) is required.")

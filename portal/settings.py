@@ -194,6 +194,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+LOGIN_FAILURES = env_int("KB_LOGIN_FAILURES", 10, minimum=1)  # then the account is locked
+LOGIN_LOCKOUT_MINUTES = env_int("KB_LOGIN_LOCKOUT_MINUTES", 15, minimum=1)
+RATE_ASK_PER_MINUTE = env_int("KB_RATE_ASK_PER_MINUTE", 20, minimum=1)
+RATE_SEARCH_PER_MINUTE = env_int("KB_RATE_SEARCH_PER_MINUTE", 60, minimum=1)
 ADMIN_USERNAME = env_str("KB_ADMIN_USER", "admin")
 ADMIN_PASSWORD = env_str("KB_ADMIN_PASSWORD")
 ADMIN_EMAIL = env_str("KB_ADMIN_EMAIL", "admin@localhost")

@@ -5,13 +5,20 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from portal import views
+from portal.throttle import LockoutAuthenticationForm
 
 admin.site.site_header = "Knowledge Belt administration"
 admin.site.site_title = "Knowledge Belt"
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
-    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path(
+        "login/",
+        auth_views.LoginView.as_view(
+            redirect_authenticated_user=True, authentication_form=LockoutAuthenticationForm
+        ),
+        name="login",
+    ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("profile/", views.profile, name="profile"),
     path("profile/tokens/", views.create_api_token, name="create_api_token"),
