@@ -32,6 +32,9 @@ def setup(name: str, *, fresh: bool = True) -> Path:
     os.environ["KB_DATA_DIR"] = str(data_dir)
     os.environ["KB_REDIS_PORT"] = str(_free_port())
     os.environ["KB_EMBEDDED_FAST_UNSAFE"] = "1"
+    # A benchmark is one user asking many times a minute: the per-user limits would stop it.
+    os.environ.setdefault("KB_RATE_ASK_PER_MINUTE", "100000")
+    os.environ.setdefault("KB_RATE_SEARCH_PER_MINUTE", "100000")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
     import django
 
