@@ -17,6 +17,7 @@ from chat.answering import claim, start_message, stream_answer
 from chat.guard import chat_enabled
 from chat.models import AssistantProfile, ChatSettings, Conversation, Message
 from chat.presenting import turn_context
+from portal import audit
 from portal.params import id_param
 from portal.throttle import over_limit
 
@@ -169,6 +170,7 @@ def toggle_chat(request: HttpRequest) -> HttpResponse:
     row.chat_enabled = request.POST.get("enabled") == "1"
     row.updated_by = request.user
     row.save()
+    audit.record(request, "kill-switch", "chat on" if row.chat_enabled else "chat off")
     flash.success(
         request, "The chat is on." if row.chat_enabled else "The chat is off for everyone."
     )

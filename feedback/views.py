@@ -19,6 +19,7 @@ from feedback.querysets import rateable_messages
 from feedback.report import analytics_report
 from feedback.services import rate_answer
 from knowledge.models import Source
+from portal import audit
 from portal.params import id_param
 
 
@@ -101,6 +102,7 @@ def export(request: HttpRequest) -> HttpResponse:
         flash.error(request, "Choose at least one rated answer to export.")
         return redirect(reverse("feedback"))
     body = "".join(export_lines(ratings_for_export(ids=ids)))
+    audit.record(request, "export", f"{len(ids)} ratings")
     response = HttpResponse(body, content_type="application/x-ndjson; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{export_filename()}"'
     return response

@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from knowledge.models import Document, DocumentVersion, Source, Synonym
+from portal import audit
 
 
 @admin.register(Source)
@@ -11,6 +12,25 @@ class SourceAdmin(admin.ModelAdmin):
     list_editable = ["priority", "prefer_fresh", "is_public"]
     filter_horizontal = ["readers", "reader_groups"]
     search_fields = ["name"]
+
+    def save_model(self, request, obj, form, change) -> None:
+        super().save_model(request, obj, form, change)
+        changed = [f for f in form.changed_data if f not in ("readers", "reader_groups")]
+        if changed or not change:
+            audit.record(request, "source-change", obj.name, changed=changed or ["created"])
+
+    def save_related(self, request, form, formsets, change) -> None:
+        super().save_related(request, form, formsets, change)
+        if {"readers", "reader_groups", "is_public"} & set(form.changed_data):
+            source = form.instance
+            audit.record(
+                request,
+                "permissions",
+                source.name,
+                public=source.is_public,
+                readers=sorted(u.get_username() for u in source.readers.all()),
+                groups=sorted(g.name for g in source.reader_groups.all()),
+            )
 
 
 class VersionInline(admin.TabularInline):

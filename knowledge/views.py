@@ -19,6 +19,7 @@ from django_htmx.http import HttpResponseClientRefresh
 from knowledge import services
 from knowledge.models import Document, DocumentVersion, Source
 from knowledge.viewer import build_view
+from portal import audit
 from portal.params import id_param
 
 
@@ -110,6 +111,14 @@ def upload(request: HttpRequest) -> HttpResponse:
     )
     for level, text in outcome.messages():
         messages.add_message(request, level, text)
+    audit.record(
+        request,
+        "upload",
+        source.name,
+        new=outcome.new,
+        unchanged=outcome.unchanged,
+        refused=outcome.refused,
+    )
     return redirect(f"{_documents_url()}?source={source.pk}")
 
 
@@ -120,6 +129,7 @@ def reindex(request: HttpRequest, scope: str, pk: int | None = None) -> HttpResp
     if scope not in ("document", "source", "all"):
         raise PermissionDenied
     count = services.reindex(scope, pk)
+    audit.record(request, "reindex", f"{scope} {pk or ''}".strip(), versions=count)
     messages.success(request, f"Reindexing {count} version{'s' if count != 1 else ''}.")
     if request.htmx:
         return HttpResponseClientRefresh()

@@ -17,6 +17,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
+from portal import audit
 from portal.models import ApiToken
 
 TOKEN_PREFIX = "kb_"
@@ -90,6 +91,7 @@ def api_token_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
         if user is None:
             return unauthorized("The API token is not valid or has been revoked.")
         request.user = user
+        audit.record(request, "token-use", request.path, token=token[: len(TOKEN_PREFIX) + 6] + "…")
         return view(request, *args, **kwargs)
 
     return csrf_exempt(login_not_required(wrapped))

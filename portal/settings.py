@@ -194,6 +194,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+AUDIT_RETENTION_DAYS = env_int("KB_AUDIT_RETENTION_DAYS", 365, minimum=1)
 LOGIN_FAILURES = env_int("KB_LOGIN_FAILURES", 10, minimum=1)  # then the account is locked
 LOGIN_LOCKOUT_MINUTES = env_int("KB_LOGIN_LOCKOUT_MINUTES", 15, minimum=1)
 RATE_ASK_PER_MINUTE = env_int("KB_RATE_ASK_PER_MINUTE", 20, minimum=1)
@@ -279,6 +280,7 @@ CELERY_BEAT_SCHEDULE = {
         "task": "knowledge.scan_drop_folder",
         "schedule": float(DROP_FOLDER_SCAN_SECONDS),
     },
+    "purge-audit-log": {"task": "portal.purge_audit_log", "schedule": 24 * 3600.0},
     "recover-stalled-ingests": {
         "task": "knowledge.recover_stalled_versions",
         "schedule": float(max(60, INGEST_STALE_SECONDS // 2)),

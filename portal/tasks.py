@@ -5,6 +5,14 @@ from __future__ import annotations
 from portal.celery import app
 
 
+@app.task(name="portal.purge_audit_log", ignore_result=True)
+def purge_audit_log() -> int:
+    """Remove audit events older than KB_AUDIT_RETENTION_DAYS."""
+    from portal.audit import purge_old_events
+
+    return purge_old_events()
+
+
 @app.task(name="portal.heartbeat", ignore_result=True)
 def heartbeat(token: str = "") -> None:
     """Record that a worker picked up and ran a task (used by health checks and tests)."""

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from portal import views
+from portal import audit_views, views
 from portal.throttle import LockoutAuthenticationForm
 
 admin.site.site_header = "Knowledge Belt administration"
@@ -21,6 +21,7 @@ urlpatterns = [
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("profile/", views.profile, name="profile"),
+    path("audit/", audit_views.audit_log, name="audit_log"),
     path("profile/tokens/", views.create_api_token, name="create_api_token"),
     path("profile/tokens/<int:pk>/revoke/", views.revoke_api_token, name="revoke_api_token"),
     path("admin/", admin.site.urls),

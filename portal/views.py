@@ -8,6 +8,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.middleware import HtmxDetails
 
+from portal import audit
 from portal.api_auth import create_token, revoke_token
 from portal.health import as_json, cached_service_states
 from portal.models import ApiToken
@@ -54,6 +55,7 @@ def profile(request: HtmxHttpRequest) -> HttpResponse:
 def create_api_token(request: HtmxHttpRequest) -> HttpResponse:
     """Create a token and show it this once (it is stored only as a hash)."""
     row, token = create_token(request.user, request.POST.get("name", ""))
+    audit.record(request, "token-create", f"{row.name} ({row.prefix}…)")
     response = _tokens_response(request, new_token=token, new_token_row=row)
     response["Cache-Control"] = "no-store"  # the token itself is in this page
     return response
@@ -64,6 +66,7 @@ def create_api_token(request: HtmxHttpRequest) -> HttpResponse:
 def revoke_api_token(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     if not revoke_token(request.user, pk):
         raise Http404("No such active token")
+    audit.record(request, "token-revoke", pk)
     if request.htmx:
         return _tokens_response(request)
     return redirect("profile")

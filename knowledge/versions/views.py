@@ -18,6 +18,7 @@ from django_htmx.middleware import HtmxDetails
 
 from knowledge.models import Document, DocumentVersion
 from knowledge.versions import actions, history, services
+from portal import audit
 from portal.params import id_param
 
 
@@ -143,6 +144,7 @@ def edit_version(request: HtmxHttpRequest, pk: int, vid: int) -> HttpResponse:
             error = "The date must look like 2019-05-14."
         else:
             actions.relabel_version(version, label=label, label_date=label_date, user=request.user)
+            audit.record(request, "version-edit", version, label=label, date=str(label_date or ""))
             messages.success(
                 request, f"Version #{version.number} is now “{version.display_label}”."
             )
@@ -170,6 +172,7 @@ def move_version(request: HtmxHttpRequest, pk: int, vid: int) -> HttpResponse:
         messages.error(request, "Say where to move the version.")
         return redirect("document_versions", pk=document.pk)
     actions.move_version(version, target, user=request.user)
+    audit.record(request, "version-move", version, to=target)
     return redirect(reverse("document_versions", args=[document.pk]) + f"#v-{version.pk}")
 
 
@@ -186,6 +189,7 @@ def remove_version(request: HtmxHttpRequest, pk: int, vid: int) -> HttpResponse:
         else:
             try:
                 removal = actions.remove_version(version, user=request.user)
+                audit.record(request, "version-remove", version)
             except actions.VersionActionError as exc:
                 error = str(exc)
             else:

@@ -1,0 +1,72 @@
+"""The audit log: one ``record`` call per security-relevant action, kept for
+``KB_AUDIT_RETENTION_DAYS`` (a beat task removes older events)."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth.signals import user_logged_in, user_login_failed
+from django.dispatch import receiver
+from django.utils import timezone
+
+logger = logging.getLogger(__name__)
+
+ACTIONS = {
+    "sign-in": "Signed in",
+    "sign-in-failed": "Sign-in failed",
+    "upload": "Uploaded files",
+    "reindex": "Reindex",
+    "version-edit": "Version edited",
+    "version-move": "Version moved",
+    "version-remove": "Version removed",
+    "permissions": "Readers changed",
+    "source-change": "Source changed",
+    "token-create": "API token created",
+    "token-revoke": "API token revoked",
+    "token-use": "API token used",
+    "kill-switch": "Chat switched on/off",
+    "export": "Ratings exported",
+}
+
+
+def record(request, action: str, target: object = "", **detail: object) -> None:
+    """Store one event: the request's user and address (None for both outside a request)."""
+    from portal.models import AuditEvent
+
+    user = getattr(request, "user", None) if request is not None else None
+    known = user if user is not None and user.is_authenticated else None
+    name = detail.pop("username", None) or (known.get_username() if known else "")
+    address = request.META.get("REMOTE_ADDR") if request is not None else None
+    try:
+        AuditEvent.objects.create(
+            actor=known,
+            actor_name=str(name)[:150],
+            action=action,
+            target=str(target)[:300],
+            detail={k: v for k, v in detail.items() if v not in (None, "")},
+            address=address or None,
+        )
+    except Exception:  # noqa: BLE001 - the audit must never break the action it records
+        logger.exception("audit event %s not stored", action)
+
+
+def purge_old_events() -> int:
+    """Remove events older than the retention; returns how many."""
+    from portal.models import AuditEvent
+
+    cutoff = timezone.now() - timedelta(days=settings.AUDIT_RETENTION_DAYS)
+    deleted, _ = AuditEvent.objects.filter(at__lt=cutoff).delete()
+    return deleted
+
+
+@receiver(user_logged_in)
+def _signed_in(sender, request, user, **_: object) -> None:
+    record(request, "sign-in", user.get_username())
+
+
+@receiver(user_login_failed)
+def _sign_in_failed(sender, credentials, request=None, **_: object) -> None:
+    username = str((credentials or {}).get("username", ""))
+    record(request, "sign-in-failed", username, username=username)
