@@ -36,13 +36,41 @@ def answer_html(message: Message, sources: list) -> str:
     return "".join(part if part.startswith("<") else _CITE.sub(link, part) for part in parts)
 
 
+REVOKED_NOTE = (
+    "Этот ответ цитировал документы, к которым у вас больше нет доступа: он скрыт. "
+    "Задайте вопрос заново, чтобы получить ответ по доступным документам."
+)
+
+
+def readable_sources(message: Message, sources: list) -> tuple[list, bool]:
+    """The sources the asker may still read (access is checked again on every view), and
+    whether any was taken away."""
+    from knowledge.models import Document
+
+    documents = {s.document_id for s in sources if s.document_id}
+    if not documents:
+        return sources, False
+    reader = message.conversation.user
+    allowed = set(
+        Document.objects.visible_to(reader).filter(pk__in=documents).values_list("pk", flat=True)
+    )
+    kept = [s for s in sources if s.document_id is None or s.document_id in allowed]
+    return kept, len(kept) < len(sources)
+
+
 def turn_context(message: Message) -> dict:
     sources = list(message.sources.all()) if message.pk else []
     done = message.status == Message.Status.DONE
+    sources, revoked = readable_sources(message, sources) if done else (sources, False)
+    html = answer_html(message, sources) if done else ""
+    if revoked:
+        # The answer itself quotes those documents: it goes too, with a note saying why.
+        html = f'<p class="notice revoked">{escape(REVOKED_NOTE)}</p>'
     return {
         "message": message,
         "done": done,
-        "answer_html": answer_html(message, sources) if done else "",
+        "answer_html": html,
+        "revoked": revoked,
         "sources": sources,
         "cited_sources": [s for s in sources if s.cited] or sources[:3],
         "tiles": list(enumerate(message.tiles or [])),

@@ -25,3 +25,27 @@ def test_a_citation_inside_an_attribute_is_left_alone(conversation):
     assert 'class="language-[1]"' in html or "language-" not in html
     assert "language-<a" not in html
     assert html.rstrip().endswith('title="Runbook — Restart">[1]</a>.</p>')
+
+
+def test_an_old_answer_hides_what_its_reader_may_no_longer_read(client, bob):
+    from chat.answering import answer_now
+    from chat.models import Conversation
+    from knowledge.ingest import ingest_version
+    from knowledge.models import Source
+    from knowledge.registration import register_file
+
+    source = Source.objects.create(name="Board", is_public=False)
+    source.readers.add(bob)
+    text = "Сервис биллинга перезапускается командой systemctl restart billing на узле app-3."
+    ingest_version(register_file(source, "runbook.txt", text.encode(), enqueue=False).version.pk)
+    conversation = Conversation.objects.create(user=bob)
+    message = answer_now(conversation, "Как перезапустить сервис биллинга?", user=bob, llm=None)
+    assert message.sources.exists()
+    client.force_login(bob)
+    page = client.get(f"/chat/{conversation.pk}/").content.decode()
+    assert "systemctl restart billing" in page
+
+    source.readers.remove(bob)
+    page = client.get(f"/chat/{conversation.pk}/").content.decode()
+    assert "systemctl restart billing" not in page
+    assert "больше нет доступа" in page
