@@ -125,11 +125,11 @@ def portal_lists(questions: list[dict]) -> dict[str, tuple[float, float]]:
 
 
 def naive_windows() -> list[tuple[str, str]]:
-    import fitz
+    import pymupdf
 
     windows = []
     for path in sorted((SEC / "docs").glob("*.pdf")):
-        with fitz.open(path) as pdf:
+        with pymupdf.open(path) as pdf:
             for page in pdf:
                 text = page.get_text()
                 for start in range(0, len(text), 1000):

@@ -120,4 +120,7 @@ def collapse_units(ranked: Sequence[Candidate], parents: Mapping[int, int]) -> l
         if piece != candidate.chunk_id:
             candidate.unit_id, candidate.chunk_id = candidate.chunk_id, piece
         kept.append(candidate)
+    if len(kept) < len(ranked):
+        for rank, candidate in enumerate(kept, 1):
+            candidate.fused_rank = rank  # the ranks of the list as it now stands
     return kept
