@@ -78,7 +78,6 @@ class Document(models.Model):
     # The whole searchable text (title weight A) of the current version, for document-level
     # BM25: a document whose text as a whole holds the question's words is better evidence.
     search_vector = SearchVectorField(null=True, editable=False)
-    term_freqs = models.JSONField(null=True, blank=True, editable=False)  # lexeme -> count
     lexeme_count = models.PositiveIntegerField(default=0)
 
     objects = DocumentQuerySet.as_manager()
@@ -96,6 +95,24 @@ class Document(models.Model):
     @property
     def alias_list(self) -> list[str]:
         return [a.strip() for a in self.aliases.split(",") if a.strip()]
+
+
+class DocumentTerm(models.Model):
+    """How often a lexeme occurs in a document's searchable text: the inverted index of
+    document-level BM25 (``knowledge.retrieval.documents``), kept by ``store``."""
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    lexeme = models.TextField()
+    tf = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["lexeme", "document"], name="documentterm_unique")
+        ]
+        indexes = [models.Index(fields=["document"], name="documentterm_document")]
+
+    def __str__(self) -> str:
+        return f"{self.lexeme} x{self.tf}"
 
 
 class DocumentVersion(models.Model):

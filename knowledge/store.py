@@ -268,24 +268,24 @@ def refresh_document_vector(document_id: int) -> None:
 
 
 def refresh_document_vectors(document_ids: list[int] | None = None) -> None:
-    """``refresh_document_vector`` for these documents (every document when None), in bulk.
-    Row units repeat their table's rows: they are left out of the document's text."""
+    """``refresh_document_vector`` for these documents (every document when None), in bulk:
+    the full-text vector and the term counts. Row units repeat their table's rows: they are
+    left out of the document's text."""
     only, params = ("AND d2.id = ANY(%s)", [list(document_ids)]) if document_ids else ("", [])
+    some, some_params = ("WHERE document_id = ANY(%s)", params) if document_ids else ("", [])
     with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM knowledge_documentterm {some}", some_params)
         cursor.execute(
-            "UPDATE knowledge_document SET search_vector = NULL, term_freqs = NULL, lexeme_count = 0 "
+            "UPDATE knowledge_document SET search_vector = NULL, lexeme_count = 0 "
             + ("WHERE id = ANY(%s)" if document_ids else ""),
             params,
         )
         cursor.execute(
             f"""
-            UPDATE knowledge_document d SET search_vector = s.v,
-                lexeme_count = coalesce(length(s.v), 0),
-                term_freqs = (SELECT jsonb_object_agg(u.lexeme, coalesce(array_length(u.positions, 1), 1))
-                              FROM unnest(s.v) u)
+            UPDATE knowledge_document d SET search_vector = s.v, lexeme_count = coalesce(length(s.v), 0)
             FROM (
                 SELECT d2.id, setweight(to_tsvector(d2.language::regconfig, d2.title), 'A')
-                       || to_tsvector(d2.language::regconfig, left(string_agg(c.text, E'\n'
+                       || to_tsvector(d2.language::regconfig, left(string_agg(c.text, E'\\n'
                           ORDER BY c.position), %s)) AS v
                 FROM knowledge_document d2
                 JOIN knowledge_chunk c ON c.document_id = d2.id AND c.searchable
@@ -294,4 +294,13 @@ def refresh_document_vectors(document_ids: list[int] | None = None) -> None:
             ) s WHERE d.id = s.id
             """,
             [DOCUMENT_TEXT_LIMIT, *params],
+        )
+        cursor.execute(
+            f"""
+            INSERT INTO knowledge_documentterm (document_id, lexeme, tf)
+            SELECT d2.id, u.lexeme, coalesce(array_length(u.positions, 1), 1)
+            FROM knowledge_document d2, unnest(d2.search_vector) u
+            WHERE d2.search_vector IS NOT NULL {only}
+            """,
+            params,
         )

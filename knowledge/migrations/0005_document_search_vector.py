@@ -22,11 +22,6 @@ class Migration(migrations.Migration):
             name="search_vector",
             field=django.contrib.postgres.search.SearchVectorField(editable=False, null=True),
         ),
-        migrations.AddField(
-            model_name="document",
-            name="term_freqs",
-            field=models.JSONField(blank=True, editable=False, null=True),
-        ),
         migrations.AddIndex(
             model_name="document",
             index=django.contrib.postgres.indexes.GinIndex(
@@ -36,9 +31,7 @@ class Migration(migrations.Migration):
         migrations.RunSQL(
             """
             UPDATE knowledge_document d SET search_vector = s.v,
-                lexeme_count = coalesce(length(s.v), 0),
-                term_freqs = (SELECT jsonb_object_agg(u.lexeme, coalesce(array_length(u.positions, 1), 1))
-                              FROM unnest(s.v) u)
+                lexeme_count = coalesce(length(s.v), 0)
             FROM (
                 SELECT d2.id, setweight(to_tsvector(d2.language::regconfig, d2.title), 'A')
                        || to_tsvector(d2.language::regconfig, left(string_agg(c.text, E'\\n'

@@ -38,31 +38,33 @@ def document_bm25(
         ),
         q AS (
             SELECT x.lexeme, (
-                SELECT count(*) FROM knowledge_document d
-                WHERE d.search_vector @@ x.query::tsquery AND d.removed_at IS NULL {visible}
+                SELECT count(*) FROM knowledge_documentterm t
+                JOIN knowledge_document d ON d.id = t.document_id
+                WHERE t.lexeme = x.lexeme AND d.removed_at IS NULL {visible}
             ) AS df
-            FROM unnest(%s::text[], %s::text[]) AS x(lexeme, query)
+            FROM unnest(%s::text[]) AS x(lexeme)
         )
-        SELECT d.id, sum(
+        SELECT t.document_id, sum(
             ln(1 + (totals.n - q.df + 0.5) / (q.df + 0.5))
             * t.tf * %s / (t.tf + %s * (1 - %s + %s * d.lexeme_count / totals.avg_len))
         )
-        FROM knowledge_document d CROSS JOIN totals CROSS JOIN q
-        CROSS JOIN LATERAL (SELECT (d.term_freqs ->> q.lexeme)::float8 AS tf) t
-        WHERE d.id = ANY(%s) AND q.df > 0 AND t.tf IS NOT NULL
-        GROUP BY d.id
+        FROM knowledge_documentterm t
+        JOIN q ON q.lexeme = t.lexeme AND q.df > 0
+        JOIN knowledge_document d ON d.id = t.document_id
+        CROSS JOIN totals
+        WHERE t.document_id = ANY(%s) AND t.lexeme = ANY(%s)
+        GROUP BY t.document_id
     """
-    quoted = [q._quote_lexeme(x) for x in lexemes]
     args = [
         *params,  # totals
         *params,  # each lexeme's document frequency
         list(lexemes),
-        quoted,
         q.BM25_K1 + 1,
         q.BM25_K1,
         q.BM25_B,
         q.BM25_B,
         list(document_ids),
+        list(lexemes),
     ]
     with connection.cursor() as cursor:
         cursor.execute(query, args)
