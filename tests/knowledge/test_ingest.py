@@ -269,7 +269,9 @@ def test_reindex_and_new_versions_keep_the_bm25_statistics_exact(db, tmp_path):
     path.write_bytes(PMI.read_bytes())
     first = ingest(path, source="HSE specs")["documents"][0]
     after_first = bm25_statistics()
-    assert after_first[1][0][1] == Chunk.objects.filter(searchable=True).count()
+    # Row units are searched but not counted (knowledge.termstats).
+    counted_chunks = Chunk.objects.filter(searchable=True).exclude(block_type="row").count()
+    assert after_first[1][0][1] == counted_chunks
 
     ingest_version(first["version_id"], force=True)  # the reindex button, on the same bytes
     assert bm25_statistics() == after_first
