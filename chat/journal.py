@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import date
-
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
 from django.db.models import Count, Q, QuerySet
@@ -14,7 +12,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from chat.models import AssistantProfile, Message
 from chat.presenting import turn_context
-from portal.params import id_param
+from portal.params import id_param, within_dates
 
 
 def journal_queryset(params) -> QuerySet[Message]:
@@ -38,13 +36,7 @@ def journal_queryset(params) -> QuerySet[Message]:
         messages = messages.filter(conversation__profile_id=id_param(params["profile"]))
     if params.get("user"):
         messages = messages.filter(conversation__user__username=params["user"])
-    for field, lookup in (("since", "created_at__date__gte"), ("until", "created_at__date__lte")):
-        try:
-            if params.get(field):
-                messages = messages.filter(**{lookup: date.fromisoformat(params[field])})
-        except ValueError:
-            pass
-    return messages
+    return within_dates(messages, params, "created_at")
 
 
 @staff_member_required

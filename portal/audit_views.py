@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-from datetime import date
 
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
@@ -13,6 +12,7 @@ from django.views.decorators.http import require_GET
 
 from portal.audit import ACTIONS
 from portal.models import AuditEvent
+from portal.params import within_dates
 
 
 def audit_queryset(params):
@@ -24,13 +24,7 @@ def audit_queryset(params):
         events = events.filter(actor_name__iexact=params["user"].strip())
     if params.get("q"):
         events = events.filter(target__icontains=params["q"].strip())
-    for field, lookup in (("since", "at__date__gte"), ("until", "at__date__lte")):
-        try:
-            if params.get(field):
-                events = events.filter(**{lookup: date.fromisoformat(params[field])})
-        except ValueError:
-            pass
-    return events
+    return within_dates(events, params, "at")
 
 
 @staff_member_required

@@ -29,6 +29,27 @@ def id_param(value: object) -> int | None:
     return int(text) if _ID.fullmatch(text) and int(text) > 0 else None
 
 
+def date_param(value: object):
+    """A date from "YYYY-MM-DD", or None for anything else."""
+    from datetime import date
+
+    try:
+        return date.fromisoformat(str(value or "").strip()) if value else None
+    except ValueError:
+        return None
+
+
+def within_dates(queryset, params, field: str):
+    """``queryset`` limited to ``?since=`` and ``?until=`` (days, inclusive) on the datetime
+    ``field``; a missing or malformed date limits nothing."""
+    since, until = date_param(params.get("since")), date_param(params.get("until"))
+    if since:
+        queryset = queryset.filter(**{f"{field}__date__gte": since})
+    if until:
+        queryset = queryset.filter(**{f"{field}__date__lte": until})
+    return queryset
+
+
 def json_depth(text: str) -> int:
     """How deeply a JSON text nests (counted without parsing it)."""
     depth = deepest = 0
