@@ -10,14 +10,14 @@ import logging
 import time
 from collections.abc import Iterator
 
-from chat import policy, wording
+from chat import outcomes, policy, wording
 from chat.answerability import Answerability
 from chat.citations import clean_citations
 from chat.diff_answer import answer_from_diff
 from chat.events import Event
 from chat.evidence import assess, mark_unsupported
 from chat.extractive import extractive_answer
-from chat.guard import chat_enabled, redact, refusal_text
+from chat.guard import chat_enabled, redact
 from chat.llm import LLM, LlmUnavailable, Usage, get_llm, temperature_for
 from chat.models import Conversation, Message
 from chat.prompting import build_messages, build_sources
@@ -89,7 +89,7 @@ def stream_answer(message: Message, *, user, llm: LLM | None | bool = True) -> I
     if not message.context and not message.search_override:
         intent = detect_version_question(message.question, user)
     if intent is not None and intent.missing:
-        yield from _no_such_version(message, intent, timings, started)
+        yield from outcomes.no_such_version(message, intent, timings, started)
         return
     if intent is not None and intent.comparison is not None:
         yield Event("status", "Сравниваю версии…")
@@ -129,7 +129,7 @@ def stream_answer(message: Message, *, user, llm: LLM | None | bool = True) -> I
     message.embedding_model = get_embedder().model_id
     message.reranker_model = result.rerank_note if result.reranked else ""
     if not result.hits:
-        message.answerability = _refusal_check(result)
+        message.answerability = outcomes.refusal_check(result)
         yield from _refuse(message, result, llm, timings, started)
         return
     sources = build_sources(result, question=message.question)
@@ -165,62 +165,6 @@ def stream_answer(message: Message, *, user, llm: LLM | None | bool = True) -> I
     yield from _generate(message, sources, history, llm, timings, started, check=check)
 
 
-def _refusal_check(result) -> dict:
-    best = result.near_misses[0].score if result.near_misses else None
-    return Answerability(
-        decision="refusal", reason="no passage passed the minimum score", best_score=best
-    ).as_dict()
-
-
-def _partial_notice(question: str, sources, check: Answerability) -> str:
-    first = sources[0]
-    section = first.heading.split(" › ")[-1] if first.heading else ""
-    topic = f"«{first.title}»" + (f" ({section})" if section and section != first.title else "")
-    return wording.partial_notice(
-        wording.language_of(question), topic, check.named_missing, check.asked
-    )
-
-
-def _no_such_version(message: Message, intent, timings, started) -> Iterator[Event]:
-    """A reference that names no version: say so, with the versions that exist as tiles."""
-    language = wording.language_of(message.question)
-    document = intent.document
-    latest = intent.available[-8:][::-1]
-    labels = ", ".join(v.display_label for v in latest) + (
-        " …" if len(intent.available) > 8 else ""
-    )
-    text = wording.say(
-        "no_version",
-        language,
-        document=document.title,
-        missing=", ".join(f"«{m}»" for m in intent.missing),
-        available=labels or "—",
-    )
-    tiles = [
-        policy.Tile(
-            label=v.display_label,
-            kind="ask",
-            query=wording.say(
-                "ask_version", language, document=document.title, label=v.display_label
-            ),
-        ).as_dict()
-        for v in latest[:5]
-    ]
-    message.answerability = Answerability(
-        decision="refusal", reason="the question names a version the document does not have"
-    ).as_dict()
-    finish(
-        message,
-        answer=text,
-        outcome=Message.Outcome.CLARIFICATION,
-        mode=Message.Mode.NONE,
-        tiles=tiles,
-        timings=timings,
-        started=started,
-    )
-    yield Event("done")
-
-
 def _finish_extractive(
     message: Message,
     sources,
@@ -234,7 +178,7 @@ def _finish_extractive(
     """The best passages quoted with their citations: no LLM configured, or the LLM is down.
     A partial check puts "described X, but not Y" above the nearest passages."""
     partial = check is not None and check.decision == "partial"
-    lead = _partial_notice(message.question, sources, check) if partial else ""
+    lead = outcomes.partial_notice(message.question, sources, check) if partial else ""
     answer = extractive_answer(
         message.question,
         [s.passage for s in sources],
@@ -310,7 +254,7 @@ def _refuse(message: Message, result, llm: LLM | None, timings, started) -> Iter
     tiles = policy.reformulation_tiles(message.question, result, None)
     finish(
         message,
-        answer=_refusal(message.question),
+        answer=outcomes.refusal(message.question),
         outcome=Message.Outcome.REFUSAL,
         mode=Message.Mode.NONE,
         tiles=[t.as_dict() for t in tiles],
@@ -320,16 +264,11 @@ def _refuse(message: Message, result, llm: LLM | None, timings, started) -> Iter
     yield Event("done")
 
 
-def _refusal(question: str) -> str:
-    """The canonical refusal in the question's language (staff set the Russian one)."""
-    return refusal_text() if wording.language_of(question) == "ru" else wording.REFUSAL_EN
-
-
 def _generate(
     message: Message, sources, history, llm: LLM, timings, started, *, check: Answerability
 ) -> Iterator[Event]:
     profile = message.conversation.profile
-    refusal = _refusal(message.question)
+    refusal = outcomes.refusal(message.question)
     messages = build_messages(message.question, sources, history, profile=profile, refusal=refusal)
     usage = Usage()
     parts: list[str] = []
@@ -361,7 +300,7 @@ def _generate(
         if unsupported or check.decision == "partial":
             outcome = "partial"
         if check.decision == "partial":
-            notice = _partial_notice(message.question, sources, check)
+            notice = outcomes.partial_notice(message.question, sources, check)
         message.answerability = {**check.as_dict(), "unsupported_sentences": unsupported}
     tiles: list[dict] = []
     if outcome == "refusal":

@@ -1,0 +1,76 @@
+"""The pipeline's fixed answers: the canonical refusal in the question's language, the
+partial notice, and "no such version" with the versions that exist as tiles."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from chat import policy, wording
+from chat.answerability import Answerability
+from chat.events import Event
+from chat.guard import refusal_text
+from chat.models import Message
+from chat.storing import finish
+
+
+def refusal_check(result) -> dict:
+    """The answerability record of a refusal decided by the minimum score."""
+    best = result.near_misses[0].score if result.near_misses else None
+    return Answerability(
+        decision="refusal", reason="no passage passed the minimum score", best_score=best
+    ).as_dict()
+
+
+def partial_notice(question: str, sources, check: Answerability) -> str:
+    """ "В документах описано «title» (section), но не указано …" for the best source."""
+    first = sources[0]
+    section = first.heading.split(" › ")[-1] if first.heading else ""
+    topic = f"«{first.title}»" + (f" ({section})" if section and section != first.title else "")
+    return wording.partial_notice(
+        wording.language_of(question), topic, check.named_missing, check.asked
+    )
+
+
+def no_such_version(message: Message, intent, timings, started) -> Iterator[Event]:
+    """A reference that names no version: say so, with the versions that exist as tiles."""
+    language = wording.language_of(message.question)
+    document = intent.document
+    latest = intent.available[-8:][::-1]
+    labels = ", ".join(v.display_label for v in latest) + (
+        " …" if len(intent.available) > 8 else ""
+    )
+    text = wording.say(
+        "no_version",
+        language,
+        document=document.title,
+        missing=", ".join(f"«{m}»" for m in intent.missing),
+        available=labels or "—",
+    )
+    tiles = [
+        policy.Tile(
+            label=v.display_label,
+            kind="ask",
+            query=wording.say(
+                "ask_version", language, document=document.title, label=v.display_label
+            ),
+        ).as_dict()
+        for v in latest[:5]
+    ]
+    message.answerability = Answerability(
+        decision="refusal", reason="the question names a version the document does not have"
+    ).as_dict()
+    finish(
+        message,
+        answer=text,
+        outcome=Message.Outcome.CLARIFICATION,
+        mode=Message.Mode.NONE,
+        tiles=tiles,
+        timings=timings,
+        started=started,
+    )
+    yield Event("done")
+
+
+def refusal(question: str) -> str:
+    """The canonical refusal in the question's language (staff set the Russian one)."""
+    return refusal_text() if wording.language_of(question) == "ru" else wording.REFUSAL_EN
