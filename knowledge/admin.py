@@ -8,8 +8,16 @@ from portal import audit
 
 @admin.register(Source)
 class SourceAdmin(admin.ModelAdmin):
-    list_display = ["name", "kind", "priority", "prefer_fresh", "is_public", "base_url"]
-    list_editable = ["priority", "prefer_fresh", "is_public"]
+    list_display = [
+        "name",
+        "kind",
+        "priority",
+        "prefer_fresh",
+        "is_public",
+        "restricted",
+        "base_url",
+    ]
+    list_editable = ["priority", "prefer_fresh", "is_public", "restricted"]
     filter_horizontal = ["readers", "reader_groups"]
     search_fields = ["name"]
 
@@ -21,13 +29,14 @@ class SourceAdmin(admin.ModelAdmin):
 
     def save_related(self, request, form, formsets, change) -> None:
         super().save_related(request, form, formsets, change)
-        if {"readers", "reader_groups", "is_public"} & set(form.changed_data):
+        if {"readers", "reader_groups", "is_public", "restricted"} & set(form.changed_data):
             source = form.instance
             audit.record(
                 request,
                 "permissions",
                 source.name,
                 public=source.is_public,
+                restricted=source.restricted,
                 readers=sorted(u.get_username() for u in source.readers.all()),
                 groups=sorted(g.name for g in source.reader_groups.all()),
             )

@@ -46,6 +46,10 @@ class Source(models.Model):
         default=False, help_text="Break score ties in favour of the newer document."
     )
     is_public = models.BooleanField(default=True, help_text="Every signed-in user may read it.")
+    restricted = models.BooleanField(
+        default=False,
+        help_text="Only its named readers and groups may read it: staff included, superusers not.",
+    )
     readers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="+")
     reader_groups = models.ManyToManyField("auth.Group", blank=True, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)

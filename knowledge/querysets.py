@@ -11,17 +11,24 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 
+def sees_everything(user) -> bool:
+    """Superusers read every source; staff every source but the restricted ones."""
+    return user is not None and user.is_authenticated and user.is_superuser
+
+
 def _source_filter(user: AbstractBaseUser | AnonymousUser | None, prefix: str = "") -> Q | None:
-    """Q over sources the user may read; None means "everything" (staff)."""
+    """Q over sources the user may read; None means "everything" (superusers).
+
+    A restricted source is read by its named readers and groups only: not by everyone when it
+    is also public, and not by staff who are not named (superusers still read it)."""
     if user is None or not user.is_authenticated:
         return Q(pk__in=[])
-    if user.is_staff:
+    if sees_everything(user):
         return None
-    return (
-        Q(**{f"{prefix}is_public": True})
-        | Q(**{f"{prefix}readers": user})
-        | Q(**{f"{prefix}reader_groups__in": user.groups.all()})
-    )
+    named = Q(**{f"{prefix}readers": user}) | Q(**{f"{prefix}reader_groups__in": user.groups.all()})
+    if user.is_staff:
+        return Q(**{f"{prefix}restricted": False}) | named
+    return (Q(**{f"{prefix}is_public": True}) & Q(**{f"{prefix}restricted": False})) | named
 
 
 class SourceQuerySet(models.QuerySet):
@@ -47,7 +54,7 @@ class VersionQuerySet(models.QuerySet):
     def visible_to(self, user) -> VersionQuerySet:
         from knowledge.models import Document
 
-        if user is not None and user.is_authenticated and user.is_staff:
+        if sees_everything(user):
             return self
         return self.filter(document__in=Document.objects.visible_to(user).values("pk"))
 
@@ -56,7 +63,7 @@ class ChunkQuerySet(models.QuerySet):
     def visible_to(self, user) -> ChunkQuerySet:
         from knowledge.models import Source
 
-        if user is not None and user.is_authenticated and user.is_staff:
+        if sees_everything(user):
             return self
         return self.filter(source__in=Source.objects.visible_to(user).values("pk"))
 

@@ -14,6 +14,7 @@ from django.conf import settings
 
 from knowledge.embedding import Embedder, EmbeddingModelMismatch, get_embedder
 from knowledge.models import Chunk, Source
+from knowledge.querysets import sees_everything
 from knowledge.retrieval import fusion
 from knowledge.retrieval import sql as q
 from knowledge.retrieval.ranking import rank_candidates
@@ -156,7 +157,7 @@ def _since(tick: float) -> float:
 
 
 def _visible_sources(user) -> list[int] | None:
-    if user is None or (user.is_authenticated and user.is_staff):
+    if user is None or sees_everything(user):
         return None
     return list(Source.objects.visible_to(user).values_list("pk", flat=True))
 
