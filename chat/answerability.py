@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 
+from knowledge.versions.naming import stem
+
 # What a question asks for, read from its wording (first match wins: the specific before the
 # general). Each kind names the patterns that find such a fact in a text.
 _ASKED = [
@@ -157,11 +159,6 @@ def is_identifier(word: str) -> bool:
     return bool(re.search(r"[a-z][A-Z]|\w[._]\w|[A-Za-z]\d|\d[A-Za-z]", word))
 
 
-def _stem(word: str) -> str:
-    word = word.casefold().replace("ё", "е")
-    return word[:5] if len(word) > 5 else word
-
-
 def _present(thing: str, text: str) -> bool:
     """A named thing is in the text: as written (any case), or, for a word of several
     letters, by its stem (Russian endings: «События» - «событий»)."""
@@ -170,7 +167,7 @@ def _present(thing: str, text: str) -> bool:
         return True
     words = re.findall(r"\w+", thing)
     return bool(words) and all(
-        len(w) >= 4 and re.search(r"\b" + re.escape(_stem(w)), low) for w in words
+        len(w) >= 4 and re.search(r"\b" + re.escape(stem(w)), low) for w in words
     )
 
 
@@ -256,7 +253,7 @@ def focus_stems(words: list[tuple[str, float]]) -> list[str]:
     ordered = sorted(words, key=lambda item: -item[1])
     stems: list[str] = []
     for word, _ in ordered:
-        stem = _stem(word)
-        if len(stem) >= 3 and stem not in stems:
-            stems.append(stem)
+        short = stem(word)
+        if len(short) >= 3 and short not in stems:
+            stems.append(short)
     return stems

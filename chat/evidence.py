@@ -33,7 +33,7 @@ def _common(question: str) -> set[str]:
     names = [n for n in named_things(question) if " " not in n]
     if not names:
         return set()
-    lexemes = {n: q.query_terms(n, ("simple",))[0] for n in names}
+    lexemes = _simple_lexemes(names)
     df, total, _ = q.term_stats(sorted({x for found in lexemes.values() for x in found}))
     floor = max(2, COMMON_SHARE * total)
     return {
@@ -41,6 +41,22 @@ def _common(question: str) -> set[str]:
         for n, found in lexemes.items()
         if found and max(df.get(x, 0) for x in found) >= floor
     }
+
+
+def _simple_lexemes(names: list[str]) -> dict[str, list[str]]:
+    """Each name's lexemes under the "simple" configuration, in one query for all names."""
+    from django.db import connection
+
+    found: dict[str, list[str]] = {n: [] for n in names}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT n.name, d.lexemes FROM unnest(%s::text[]) AS n(name), "
+            "LATERAL ts_debug('simple', n.name) AS d WHERE d.lexemes IS NOT NULL",
+            [names],
+        )
+        for name, lexemes in cursor.fetchall():
+            found[name].extend(lexemes)
+    return found
 
 
 def _focus(question: str) -> list[str]:

@@ -165,17 +165,18 @@ def _one_meaning(question: str, leaders: list) -> bool:
     the best chunk, or only one leading document has the question's term in its title (the
     page that defines it)."""
     from chat.answerability import is_identifier
+    from knowledge.versions.naming import stem
 
     if not leaders:
         return True
     identifiers = [w for w in re.findall(r"[\w.]+", question) if is_identifier(w)]
     if any(i.casefold() in leaders[0].text.casefold() for i in identifiers):
         return True
-    terms = {w.casefold()[:5] for w in re.findall(r"\w{4,}", question)}
+    terms = {stem(w) for w in re.findall(r"\w{4,}", question)}
     titled = {
         c.document_id
         for c in leaders
-        if terms & {w.casefold()[:5] for w in re.findall(r"\w{4,}", c.document.title)}
+        if terms & {stem(w) for w in re.findall(r"\w{4,}", c.document.title)}
     }
     return len(titled) == 1 and leaders[0].document_id in titled
 

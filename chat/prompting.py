@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from django.urls import reverse
@@ -11,13 +10,6 @@ from chat.extractive import Passage, best_quote
 from chat.prompts import PROFILE_BLOCK, SOURCE_ENTRY, SOURCES_BLOCK, SYSTEM_RULES
 from knowledge.models import Chunk
 from knowledge.retrieval.types import SearchResult
-
-_CYRILLIC = re.compile(r"[А-Яа-яЁё]")
-
-
-def is_russian(text: str) -> bool:
-    letters = re.findall(r"[A-Za-zА-Яа-яЁё]", text)
-    return bool(letters) and len(_CYRILLIC.findall(text)) >= len(letters) * 0.3
 
 
 @dataclass

@@ -47,7 +47,6 @@ _TEXTS = {
         "extractive": "Ответ составлен из цитат документов (без языковой модели): самые подходящие фрагменты.",
         "diff_label": "Ответ составлен по сравнению версий документа (без языковой модели).",
         "diff_footer": "Версии: {old} [2] → {new} [3]; полное сравнение [1].",
-        "unsupported": "Не подтверждено источниками: {sentences}",
     },
     "en": {
         "partial": "The documents describe {topic}, but do not state {missing}. The nearest passages are below.",
@@ -57,7 +56,6 @@ _TEXTS = {
         "extractive": "Extractive answer (no language model): the passages that best match the question.",
         "diff_label": "Answered from the comparison of the document's versions (no language model).",
         "diff_footer": "Versions: {old} [2] → {new} [3]; the whole comparison [1].",
-        "unsupported": "Not supported by the sources: {sentences}",
     },
 }
 

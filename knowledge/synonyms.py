@@ -10,6 +10,8 @@ from collections.abc import Iterable
 
 from django.db import connection, transaction
 
+from knowledge.versions.naming import stem
+
 _PAIR = re.compile(
     r"(?P<ru>[А-ЯЁа-яё][А-ЯЁа-яё-]*(?:[ ]+[А-ЯЁа-яё-]+){0,3})\s*\((?P<en>[A-Za-z][^()\n]{1,80})\)"
 )
@@ -27,7 +29,7 @@ def normalise(name: str) -> str:
 def key(name: str) -> str:
     """What a name is matched by: its words cut to five letters, so that Russian case endings
     do not matter ("политике отсутствия багов" = "политика отсутствия багов")."""
-    return " ".join(word[:5] for word in normalise(name).split())
+    return " ".join(stem(word) for word in normalise(name).split())
 
 
 def _russian_names(phrase: str) -> list[str]:

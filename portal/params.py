@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import date
 
 from django.http import HttpRequest, HttpResponse
 
@@ -31,8 +32,6 @@ def id_param(value: object) -> int | None:
 
 def date_param(value: object):
     """A date from "YYYY-MM-DD", or None for anything else."""
-    from datetime import date
-
     try:
         return date.fromisoformat(str(value or "").strip()) if value else None
     except ValueError:

@@ -8,6 +8,7 @@ parsed document) can be compared.
 from __future__ import annotations
 
 import json
+import re
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -311,8 +312,6 @@ def named_document(question: str, user) -> Document | None:
 
 def _aliased(question: str, rows: list[dict]) -> int | None:
     """The one document whose staff-given alias the question uses as a word."""
-    import re
-
     hits = {
         r["pk"]
         for r in rows
