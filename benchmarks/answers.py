@@ -33,25 +33,13 @@ QUESTIONS = EVAL / "kb_dev_ru" / "questions.jsonl"
 
 def build_knowledge_base() -> None:
     """The demo sources, registered in their order and ingested here (no worker)."""
-    from knowledge.batch import register_planned
-    from knowledge.demo import DEMO_SOURCES, plan_source
-    from knowledge.ingest import ingest_version
-    from knowledge.models import Source
-    from knowledge.registration import get_or_create_source
+    from knowledge.demo import ingest_demo_now
 
-    if Source.objects.exists():
-        return
-    for demo in DEMO_SOURCES:
-        started = time.perf_counter()
-        source = get_or_create_source(
-            demo.name, kind=demo.kind, description=demo.description, base_url=demo.base_url
-        )
-        planned = plan_source(CORPUS, demo)
-        for item in planned:
-            registration = register_planned(source, item, via="demo", enqueue=False)
-            ingest_version(registration.version.pk)
+    started = time.perf_counter()
+    files = ingest_demo_now(CORPUS)
+    if files:
         print(
-            f"ingested {demo.name}: {len(planned)} files in {time.perf_counter() - started:.0f} s"
+            f"ingested the demo knowledge base: {files} files in {time.perf_counter() - started:.0f} s"
         )
 
 

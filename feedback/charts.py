@@ -176,3 +176,34 @@ def latency_bars(rows: Sequence[tuple[str, float | None, float | None]], label: 
         f"{_number(top)} ms</text>"
     )
     return _svg(body, label, height=height)
+
+
+def paired_bars(rows: Sequence[tuple[str, float | None, float | None]], label: str) -> str:
+    """Shares (0..1) of two runs side by side, one pair of bars per figure: A light, B dark."""
+    row_h, label_w = 30, 190
+    height = row_h * max(len(rows), 1) + 18
+    plot_w = WIDTH - label_w - RIGHT - 50
+    body = []
+    for i, (name, a, b) in enumerate(rows):
+        y = i * row_h + 4
+        body.append(
+            f'<text x="{label_w - 8}" y="{y + 15}" class="axis" text-anchor="end">'
+            f"{escape(name)}</text>"
+        )
+        for offset, value, css, who in ((0, a, "p95", "A"), (11, b, "p50", "B")):
+            if value is None:
+                continue
+            width = max(0.0, min(1.0, value)) * plot_w
+            body.append(
+                f"<g><title>{escape(name)}, run {who}: {value:.1%}</title>"
+                f'<rect x="{label_w}" y="{y + offset}" width="{width:.1f}" height="10" '
+                f'class="{css}"/></g>'
+                f'<text x="{label_w + width + 4:.1f}" y="{y + offset + 9}" class="axis">'
+                f"{value:.0%}</text>"
+            )
+    body.append(
+        f'<text x="{label_w}" y="{height - 2}" class="axis">0</text>'
+        f'<text x="{label_w + plot_w:.1f}" y="{height - 2}" class="axis" text-anchor="end">'
+        "100 %</text>"
+    )
+    return _svg(body, label, height=height)

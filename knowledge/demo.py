@@ -107,3 +107,33 @@ def load_demo_knowledge_base() -> str:
     if not counts:
         return ""
     return "Loading the demo knowledge base: " + ", ".join(counts) + " (watch the Documents page)"
+
+
+def ingest_demo_now(root: Path | None = None, progress=None) -> int:
+    """Register and ingest the demo documents in this process (no worker), when the knowledge
+    base is empty: for ``manage.py eval --demo`` and the benchmarks. Returns the files ingested;
+    ``progress(name, done, total)`` is called after each file."""
+    from knowledge.ingest import ingest_version
+
+    root = root or settings.DEMO_CORPUS_DIR
+    if Source.objects.exists() or not root.is_dir():
+        return 0
+    plans = []
+    for demo in DEMO_SOURCES:
+        folder = _present(root, demo)
+        if folder is None:
+            continue
+        source = get_or_create_source(
+            demo.name,
+            kind=demo.kind,
+            description=demo.description,
+            base_url=demo.base_url,
+            root_path=str(folder),
+        )
+        plans += [(source, item) for item in plan_source(root, demo)]
+    for done, (source, item) in enumerate(plans, 1):
+        registration = register_planned(source, item, via="demo", enqueue=False)
+        ingest_version(registration.version.pk)
+        if progress is not None:
+            progress(source.name, done, len(plans))
+    return len(plans)

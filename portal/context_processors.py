@@ -10,6 +10,7 @@ NAVIGATION = [
     ("versions", "Versions", False),
     ("feedback", "Feedback", True),
     ("journal", "Journal", True),
+    ("evaluation", "Evaluation", True),
     ("audit_log", "Audit", True),
 ]
 

@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "knowledge",
     "chat",
     "feedback",
+    "evaluation",
 ]
 
 MIDDLEWARE = [
@@ -319,6 +320,14 @@ LLM_TEMPERATURE = env_float("KB_LLM_TEMPERATURE", 0.1)
 LLM_TIMEOUT = env_float("KB_LLM_TIMEOUT", 60.0)  # seconds between streamed tokens
 LLM_CONNECT_TIMEOUT = env_float("KB_LLM_CONNECT_TIMEOUT", 5.0)
 LLM_MAX_TOKENS = env_int("KB_LLM_MAX_TOKENS", 1024, minimum=16)
+
+# The evaluation judge (manage.py eval --judge): any OpenAI-compatible server, may differ from
+# the answering LLM. Unset: runs are graded by the deterministic figures only.
+JUDGE_BASE_URL = env_url("KB_JUDGE_BASE_URL", ("http", "https"))
+JUDGE_MODEL = env_str("KB_JUDGE_MODEL", "local-model")
+JUDGE_API_KEY = env_str("KB_JUDGE_API_KEY")
+# The gate's allowance: a headline share may drop this much below the baseline (0.03 = 3 points).
+EVAL_TOLERANCE = env_float("KB_EVAL_TOLERANCE", 0.03)
 CHAT_ENABLED = env_bool("KB_CHAT_ENABLED", True)  # kill switch; staff also have a toggle
 CHAT_HISTORY_TURNS = env_int("KB_CHAT_HISTORY_TURNS", 3, minimum=0, maximum=20)
 PII_REDACTION = env_bool("KB_PII_REDACTION", True)

@@ -27,5 +27,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("chat.urls")),
     path("", include("feedback.urls")),
+    path("", include("evaluation.urls")),
     path("", include("knowledge.urls")),
 ]

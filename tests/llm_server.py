@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 REFUSAL = "В предоставленных документах нет ответа на этот вопрос."
-KINDS = ("answer", "classify", "reformulate", "rewrite")
+KINDS = ("answer", "classify", "reformulate", "rewrite", "judge")
 
 _WORD = re.compile(r"[^\W\d_]{3,}")
 _TOKEN = re.compile(r"\s*\S+\s*")
@@ -159,6 +159,8 @@ def reformulate(question: str) -> str:
 
 def request_kind(messages: list[dict[str, Any]]) -> str:
     system = " ".join(content_text(m) for m in messages if m.get("role") == "system").lower()
+    if "grader" in system:
+        return "judge"
     if "classify" in system:
         return "classify"
     if "standalone question" in system:
@@ -173,7 +175,32 @@ def default_reply(kind: str, messages: list[dict[str, Any]]) -> str:
         return classify(last)
     if kind == "rewrite":
         return rewrite(last)
+    if kind == "judge":
+        return judge(last)
     return reformulate(last) if kind == "reformulate" else answer_from_sources(messages)
+
+
+def _block(text: str, name: str) -> str:
+    match = re.search(rf"{name}:\s*<<<(.*?)>>>", text, re.S)
+    return match[1] if match else ""
+
+
+def judge(text: str) -> str:
+    """A grade as the evaluation judge replies it: the share of the reference's words the answer
+    has (>= 0.5 correct, >= 0.2 partial, else wrong); faithful when most of the answer's words
+    are in the sources."""
+    reference, answer = words(_block(text, "REFERENCE")), words(_block(text, "ANSWER"))
+    sources = words(" ".join(re.findall(r"<<<(.*?)>>>", text.split("SOURCES:", 1)[-1], re.S)))
+    share = len(reference & answer) / len(reference) if reference else 0.0
+    grade = "correct" if share >= 0.5 else "partial" if share >= 0.2 else "wrong"
+    supported = len(answer & sources) / len(answer) if answer else 1.0
+    return json.dumps(
+        {
+            "grade": grade,
+            "faithful": supported >= 0.6,
+            "reason": f"{share:.0%} of the reference's words, {supported:.0%} of the answer's in the sources",
+        }
+    )
 
 
 def rewrite(transcript: str) -> str:

@@ -1,0 +1,171 @@
+"""The Evaluation pages (staff): runs with their figures, one run's questions, two runs
+compared question by question, and the stored regression set."""
+
+from __future__ import annotations
+
+from django.contrib import messages as flash
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db.models import Q
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from chat.models import Message
+from evaluation import comparison
+from evaluation.models import EvalRun, RegressionCase
+from evaluation.regression import GROUP_OF_BEHAVIOUR, case_from_message
+from feedback.charts import paired_bars
+from portal import audit
+from portal.params import id_param
+
+HEADLINE_LABELS = {
+    "answerable.answered": "Answerable: answered",
+    "answerable.gold_any": "Answerable: gold document cited",
+    "answerable.recall@1": "Answerable: gold first",
+    "answerable.recall@5": "Answerable: gold in top 5",
+    "trick.refused_or_partial": "Trick: refused or partial",
+    "out_of_domain.refused": "Out of domain: refused",
+    "refusal.refused": "Refusal expected: refused",
+    "clarification.clarified": "Clarification expected: asked",
+    "version.exact": "Version: exact pair",
+    "version.other": "Version: another pair (lower is better)",
+    "citations.valid": "Citations valid",
+    "judge.correct": "Judge: correct",
+    "judge.faithful": "Judge: faithful",
+    "ok": "All: as expected",
+}
+
+
+def _staff_only(request: HttpRequest) -> None:
+    if not request.user.is_staff:
+        raise PermissionDenied("Evaluation runs are for staff.")
+
+
+def headline_rows(a: dict, b: dict | None = None) -> list[dict]:
+    names = [n for n in HEADLINE_LABELS if n in a or (b and n in b)]
+    return [
+        {
+            "name": name,
+            "label": HEADLINE_LABELS[name],
+            "a": a.get(name),
+            "b": b.get(name) if b else None,
+            "delta": round(b[name] - a[name], 4) if b and name in a and name in b else None,
+        }
+        for name in names
+    ]
+
+
+@require_GET
+def runs_page(request: HttpRequest) -> HttpResponse:
+    """Every run with its headline figures, newest first; pick two to compare."""
+    _staff_only(request)
+    page = Paginator(EvalRun.objects.select_related("user"), 30).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "evaluation/runs.html",
+        {
+            "page": page,
+            "runs": [(run, run.metrics.get("headline", {})) for run in page],
+            "case_count": RegressionCase.objects.filter(active=True).count(),
+        },
+    )
+
+
+@require_GET
+def run_page(request: HttpRequest, pk: int) -> HttpResponse:
+    """One run: what it was made with, its figures per group, its questions with filters."""
+    _staff_only(request)
+    run = get_object_or_404(EvalRun.objects.select_related("user"), pk=pk)
+    results = run.results.all()
+    params = request.GET
+    if params.get("group"):
+        results = results.filter(group=params["group"])
+    if params.get("outcome"):
+        results = results.filter(outcome=params["outcome"])
+    if params.get("ok") in ("yes", "no"):
+        results = results.filter(ok=params["ok"] == "yes")
+    if query := (params.get("q") or "").strip():
+        results = results.filter(Q(question__icontains=query) | Q(case_id__icontains=query))
+    groups = run.metrics.get("groups", {})
+    return render(
+        request,
+        "evaluation/run.html",
+        {
+            "run": run,
+            "headline": headline_rows(run.metrics.get("headline", {})),
+            "groups": sorted(groups.items()),
+            "group_names": sorted(groups),
+            "outcomes": ("answered", "partial", "refused", "clarified", "error"),
+            "page": Paginator(results, 100).get_page(params.get("page")),
+            "params": params,
+            "others": EvalRun.objects.exclude(pk=run.pk).values_list("pk", "label")[:50],
+        },
+    )
+
+
+@require_GET
+def compare_page(request: HttpRequest) -> HttpResponse:
+    """Two runs: their figures side by side, and the questions that got worse or better."""
+    _staff_only(request)
+    a = get_object_or_404(EvalRun, pk=id_param(request.GET.get("a")) or 0)
+    b = get_object_or_404(EvalRun, pk=id_param(request.GET.get("b")) or 0)
+    rows = headline_rows(a.metrics.get("headline", {}), b.metrics.get("headline", {}))
+    changes = comparison.compare_runs(a, b)
+    return render(
+        request,
+        "evaluation/compare.html",
+        {
+            "a": a,
+            "b": b,
+            "headline": rows,
+            "chart": paired_bars(
+                [(r["label"], r["a"], r["b"]) for r in rows],
+                f"Figures of run {a.pk} (A, light) and run {b.pk} (B, dark)",
+            ),
+            "changes": changes,
+        },
+    )
+
+
+@require_GET
+def cases_page(request: HttpRequest) -> HttpResponse:
+    """The stored regression set: where each case came from, and whether it is run."""
+    _staff_only(request)
+    cases = RegressionCase.objects.select_related("created_by", "rating", "message")
+    return render(
+        request,
+        "evaluation/cases.html",
+        {"page": Paginator(cases, 50).get_page(request.GET.get("page"))},
+    )
+
+
+@require_POST
+def toggle_case(request: HttpRequest, pk: int) -> HttpResponse:
+    _staff_only(request)
+    case = get_object_or_404(RegressionCase, pk=pk)
+    case.active = not case.active
+    case.save(update_fields=["active", "updated_at"])
+    audit.record(request, "regression_case", f"{'on' if case.active else 'off'} #{case.pk}")
+    return redirect(reverse("evaluation_cases"))
+
+
+@require_POST
+def add_message(request: HttpRequest, pk: int) -> HttpResponse:
+    """A journal entry into the regression set, with what the portal should have done."""
+    _staff_only(request)
+    message = get_object_or_404(Message, pk=pk)
+    behaviour = request.POST.get("behaviour", "answer")
+    if behaviour not in GROUP_OF_BEHAVIOUR:
+        flash.error(request, "Choose answer, refusal or clarification.")
+        return redirect(reverse("journal_entry", args=[pk]))
+    case = case_from_message(
+        message,
+        user=request.user,
+        behaviour=behaviour,
+        expected_answer=(request.POST.get("expected_answer") or "")[:5000],
+    )
+    audit.record(request, "regression_case", f"from message #{pk} -> case #{case.pk}")
+    flash.success(request, f"Added to the regression set as case {case.pk}.")
+    return redirect(reverse("journal_entry", args=[pk]))
