@@ -180,7 +180,7 @@ def latency_bars(rows: Sequence[tuple[str, float | None, float | None]], label: 
 
 def paired_bars(rows: Sequence[tuple[str, float | None, float | None]], label: str) -> str:
     """Shares (0..1) of two runs side by side, one pair of bars per figure: A light, B dark."""
-    row_h, label_w = 30, 190
+    row_h, label_w = 30, 240
     height = row_h * max(len(rows), 1) + 18
     plot_w = WIDTH - label_w - RIGHT - 50
     body = []
