@@ -7,7 +7,7 @@ import sys
 
 
 def main() -> None:
-    from portal.boot import load_settings_or_exit
+    from portal.boot import load_settings_or_exit, migrate_if_needed
 
     load_settings_or_exit()
     from django.core.management import execute_from_command_line
@@ -16,6 +16,7 @@ def main() -> None:
     from portal.embedded import EmbeddedServiceError
 
     try:
+        migrate_if_needed(sys.argv)
         execute_from_command_line(sys.argv)
     except (OperationalError, EmbeddedServiceError) as exc:
         # One line instead of a driver traceback: the usual cause is configuration.

@@ -17,3 +17,27 @@ def load_settings_or_exit() -> None:
     except ImproperlyConfigured as exc:
         sys.stderr.write(f"knowledge-belt: configuration error: {exc}\n")
         raise SystemExit(2) from None
+
+
+# Commands that read or write the knowledge base: on a fresh data folder they first bring the
+# database up to date, the way `./kb run` does, instead of failing on a missing table.
+DATA_COMMANDS = frozenset(
+    {"ingest", "search", "ask", "reembed", "export_eval", "eval", "createsuperuser"}
+)
+
+
+def migrate_if_needed(argv: list[str]) -> None:
+    """Apply unapplied migrations before a data command (one line on stderr when it does)."""
+    if len(argv) < 2 or argv[1] not in DATA_COMMANDS or "--help" in argv or "-h" in argv:
+        return
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    if executor.migration_plan(executor.loader.graph.leaf_nodes()):
+        sys.stderr.write("knowledge-belt: preparing the database (migrations)\n")
+        call_command("migrate", interactive=False, verbosity=0)
