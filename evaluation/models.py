@@ -112,6 +112,7 @@ class EvalResult(models.Model):
     citations_valid = models.BooleanField(default=True)
     ok = models.BooleanField(default=False, help_text="Did what the set expects of its group.")
     latency_ms = models.FloatField(default=0.0)
+    timings = models.JSONField(default=dict, blank=True, help_text="The answer's stage timings.")
     judge = models.JSONField(default=dict, blank=True)
     message = models.ForeignKey(
         "chat.Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

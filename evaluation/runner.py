@@ -222,7 +222,8 @@ def run_cases(
             )
             message = answer_now(conversation, case.question, user=user, llm=answering_llm)
             latency = (time.perf_counter() - started) * 1000
-            measured = measure(case, message_json(message), keys)
+            payload = message_json(message)
+            measured = measure(case, payload, keys)
             grade = {}
             if (
                 judge is not None
@@ -244,6 +245,7 @@ def run_cases(
                 question=case.question,
                 reference=case.reference,
                 latency_ms=round(latency, 1),
+                timings=payload["timings"] or {},
                 judge=grade,
                 message=message,
                 **measured,

@@ -92,7 +92,7 @@ def served_llm(llm_server, settings):
 
 
 def test_with_an_llm_and_a_judge_the_grades_and_prompt_version_are_stored(
-    demo_kb, served_llm, tmp_path
+    demo_kb, served_llm, tmp_path, client, alice
 ):
     path = subset(tmp_path, ["dev-ans-049", "dev-ans-056", "dev-ans-057", "dev-ood-001"])
     data = run_eval(str(path), "--judge", "--label", "judged")
@@ -110,6 +110,11 @@ def test_with_an_llm_and_a_judge_the_grades_and_prompt_version_are_stored(
     assert len(judged) == len(graded)
     assert "REFERENCE:" in judged[0].messages[1]["content"]
     assert run.metrics["judged"] == len(graded) and "judge.correct" in run.metrics["headline"]
+    assert all("search_ms" in r.timings for r in run.results.all())
+    client.force_login(alice)
+    page = client.get(f"/evaluation/runs/{run.pk}/").content.decode()
+    assert judging.PROMPT_VERSION in page and "kb-judge" in page
+    assert run.config["prompts"]["answer"] in page
 
 
 def test_a_judge_reply_that_is_not_the_asked_json_is_kept_as_unreadable(
