@@ -122,6 +122,8 @@ def stream_answer(message: Message, *, user, llm: LLM | None | bool = True) -> I
                 query, result = topic, retry
     timings["search_ms"] = _ms(tick) - timings["rewrite_ms"]
     timings["search"] = result.timings
+    if result.notice:  # the search went without vectors: said above the answer (storing.finish)
+        timings["search_notice"] = wording.say("words_only", wording.language_of(message.question))
     message.retrieval_query = query
     message.filters = result.filters.as_dict()
     from knowledge.embedding import get_embedder

@@ -75,6 +75,10 @@ def journal_entry(request: HttpRequest, pk: int) -> HttpResponse:
             "turn": turn_context(message),
             "sources": message.sources.all(),
             "search_timings": (message.timings or {}).get("search", {}),
-            "stage_timings": {k: v for k, v in (message.timings or {}).items() if k != "search"},
+            "stage_timings": {
+                k: v
+                for k, v in (message.timings or {}).items()
+                if k not in ("search", "search_notice")
+            },
         },
     )

@@ -56,7 +56,8 @@ def finish(
     message.outcome = outcome
     message.mode = mode
     message.tiles = tiles or []
-    message.notice = notice
+    # A degraded search (the embeddings server down) is said above whatever the answer is.
+    message.notice = "\n".join(x for x in (timings.get("search_notice", ""), notice) if x)
     message.llm_model = llm_model
     message.removed_citations = removed_citations or []
     message.prompt_tokens = prompt_tokens

@@ -47,6 +47,7 @@ _TEXTS = {
         "extractive": "Ответ составлен из цитат документов (без языковой модели): самые подходящие фрагменты.",
         "diff_label": "Ответ составлен по сравнению версий документа (без языковой модели).",
         "diff_footer": "Версии: {old} [2] → {new} [3]; полное сравнение [1].",
+        "words_only": "Поиск шёл только по словам: сервер эмбеддингов недоступен, поиск по смыслу не работает.",
     },
     "en": {
         "partial": "The documents describe {topic}, but do not state {missing}. The nearest passages are below.",
@@ -56,6 +57,7 @@ _TEXTS = {
         "extractive": "Extractive answer (no language model): the passages that best match the question.",
         "diff_label": "Answered from the comparison of the document's versions (no language model).",
         "diff_footer": "Versions: {old} [2] → {new} [3]; the whole comparison [1].",
+        "words_only": "Searched by words only: the embeddings server is unavailable, so search by meaning is off.",
     },
 }
 

@@ -6,6 +6,8 @@ One interface, three implementations chosen by ``KB_EMBEDDER``:
   only, 512 dimensions). The default: no model download, works on a fresh checkout.
 - ``bge-m3``: BAAI/bge-m3 through FlagEmbedding from a local folder (1024 dense + sparse).
 - ``sentence-transformers``: any sentence-transformers model from a local folder.
+- ``openai``: any OpenAI-compatible ``/v1/embeddings`` server (Text Embeddings Inference, vLLM,
+  Infinity, Ollama), batched, with retries and backoff.
 
 The same model embeds documents and questions, always: vectors carry ``model_id`` and a search
 with another model is refused (``EmbeddingModelMismatch``) instead of silently mixing spaces.
@@ -28,6 +30,11 @@ from django.core.exceptions import ImproperlyConfigured
 
 class EmbeddingModelMismatch(RuntimeError):
     """Stored vectors were made by another model (or with another dimension)."""
+
+
+class EmbeddingUnavailable(RuntimeError):
+    """The embeddings server is down, timed out or answered with an error; the message says
+    which, in plain words (shown on the version that failed, and above degraded answers)."""
 
 
 @dataclass
@@ -146,10 +153,140 @@ class SentenceTransformerEmbedder:
         return self.embed_documents([text])
 
 
+class OpenAIEmbedder:
+    """Embeddings from an OpenAI-compatible ``POST {base_url}/embeddings`` server.
+
+    Texts go in batches of ``batch_size``; a connection error, a timeout, a 429 or a 5xx is
+    retried ``retries`` times with exponential backoff (a 429's Retry-After is honoured), then
+    raises EmbeddingUnavailable. The dimension is learnt from the first answer (one probe when
+    it is asked for first). Vectors are L2-normalised here whatever the server does.
+    """
+
+    sparse_dimensions = None
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str = "",
+        *,
+        model_id: str = "",
+        batch_size: int = 32,
+        timeout: float = 30.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+    ) -> None:
+        import httpx
+
+        self.model = model
+        self.model_id = model_id or f"openai:{model}"
+        self._url = base_url.rstrip("/") + "/embeddings"
+        self._batch_size = max(1, batch_size)
+        self._retries = max(0, retries)
+        self._backoff = backoff
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)), headers=headers
+        )
+        self._dimensions: int | None = None
+
+    @property
+    def dimensions(self) -> int:
+        if self._dimensions is None:
+            self.embed_documents(["probe"])
+        assert self._dimensions is not None
+        return self._dimensions
+
+    def embed_documents(self, texts: Sequence[str]) -> Embeddings:
+        if not texts:
+            return Embeddings(np.zeros((0, self._dimensions or 0), dtype=np.float32))
+        parts = [
+            self._request(list(texts[i : i + self._batch_size]))
+            for i in range(0, len(texts), self._batch_size)
+        ]
+        vectors = np.vstack(parts)
+        if self._dimensions is None:
+            self._dimensions = int(vectors.shape[1])
+        elif vectors.shape[1] != self._dimensions:
+            raise EmbeddingUnavailable(
+                f"the embeddings server changed its dimension from {self._dimensions} to "
+                f"{vectors.shape[1]}; run 'manage.py reembed' once it is settled"
+            )
+        return Embeddings(_normalise(vectors))
+
+    def embed_query(self, text: str) -> Embeddings:
+        return self.embed_documents([text])
+
+    def _request(self, batch: list[str]) -> np.ndarray:
+        import time
+
+        import httpx
+
+        problem = ""
+        for attempt in range(self._retries + 1):
+            if attempt:
+                time.sleep(self._backoff * 2 ** (attempt - 1))
+            try:
+                response = self._client.post(self._url, json={"model": self.model, "input": batch})
+            except httpx.TimeoutException:
+                problem = "did not answer in time"
+                continue
+            except httpx.HTTPError as exc:
+                problem = f"cannot be reached ({type(exc).__name__})"
+                continue
+            if response.status_code == 429 or response.status_code >= 500:
+                problem = f"answered with an error ({response.status_code})"
+                wait = response.headers.get("retry-after", "")
+                if response.status_code == 429 and wait.isdigit() and attempt < self._retries:
+                    time.sleep(min(float(wait), 30.0))
+                continue
+            if response.status_code >= 400:
+                raise EmbeddingUnavailable(
+                    f"the embeddings server at {self._url} refused the request "
+                    f"({response.status_code}: {response.text[:200].strip()})"
+                )
+            return self._vectors(response, len(batch))
+        raise EmbeddingUnavailable(
+            f"the embeddings server at {self._url} {problem} "
+            f"(tried {self._retries + 1} time{'s' if self._retries else ''})"
+        )
+
+    def _vectors(self, response, expected: int) -> np.ndarray:
+        try:
+            data = sorted(response.json()["data"], key=lambda item: item.get("index", 0))
+            vectors = np.asarray([item["embedding"] for item in data], dtype=np.float32)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EmbeddingUnavailable(
+                f"the embeddings server at {self._url} sent an answer that is not a list of "
+                f"embeddings ({type(exc).__name__})"
+            ) from None
+        if vectors.ndim != 2 or len(vectors) != expected:
+            raise EmbeddingUnavailable(
+                f"the embeddings server at {self._url} sent {len(vectors)} vectors for "
+                f"{expected} texts"
+            )
+        return vectors
+
+
 def build_embedder(kind: str, path: str = "", model_id: str = "") -> Embedder:
     """An embedder from its settings; a missing local folder is a configuration error."""
     if kind == "use":
         return UseEmbedder(threads=settings.EMBED_THREADS or None)
+    if kind == "openai":
+        if not settings.EMBEDDER_BASE_URL or not settings.EMBEDDER_MODEL:
+            raise ImproperlyConfigured(
+                "KB_EMBEDDER=openai needs KB_EMBEDDER_BASE_URL (e.g. http://gpu-1:8080/v1) and "
+                "KB_EMBEDDER_MODEL"
+            )
+        return OpenAIEmbedder(
+            settings.EMBEDDER_BASE_URL,
+            settings.EMBEDDER_MODEL,
+            settings.EMBEDDER_API_KEY,
+            model_id=model_id,
+            batch_size=settings.EMBED_BATCH,
+            timeout=settings.EMBEDDER_TIMEOUT,
+            retries=settings.EMBEDDER_RETRIES,
+        )
     if not path or not Path(path).is_dir():
         raise ImproperlyConfigured(
             f"KB_EMBEDDER={kind} needs KB_EMBEDDER_PATH pointing at a local model folder "
@@ -160,7 +297,7 @@ def build_embedder(kind: str, path: str = "", model_id: str = "") -> Embedder:
     if kind == "sentence-transformers":
         return SentenceTransformerEmbedder(path, model_id or None)
     raise ImproperlyConfigured(
-        f"KB_EMBEDDER={kind!r} is not one of: use, bge-m3, sentence-transformers"
+        f"KB_EMBEDDER={kind!r} is not one of: use, bge-m3, sentence-transformers, openai"
     )
 
 

@@ -25,12 +25,18 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from knowledge.chunking import ChunkDraft, Chunker, ChunkingConfig
-from knowledge.embedding import Embedder, get_embedder
+from knowledge.embedding import (
+    Embedder,
+    EmbeddingModelMismatch,
+    EmbeddingUnavailable,
+    get_embedder,
+)
 from knowledge.models import Document, DocumentVersion
 from knowledge.parsing.base import ParsedDocument, ParseError
 from knowledge.parsing.registry import parse_document
 from knowledge.storage import read_blob
 from knowledge.store import ClaimLost, refresh_searchable, reusable_vectors, store_chunks
+from knowledge.vector_index import check_dimensions
 
 __all__ = ["ClaimLost", "IngestResult", "claim_version", "ingest_version", "refresh_searchable"]
 
@@ -118,6 +124,16 @@ def ingest_version(
     except ParseError as exc:
         _fail(version_id, token, str(exc), timings)
         return IngestResult(version_id, "failed", error=str(exc), timings=timings)
+    except EmbeddingModelMismatch as exc:
+        message = f"Not indexed: {exc}."
+        _fail(version_id, token, message, timings)
+        return IngestResult(version_id, "failed", error=message, timings=timings)
+    except EmbeddingUnavailable as exc:
+        # Nothing was stored: the chunks and their vectors are written together after the last
+        # batch, so a server that stops mid-document leaves nothing half-embedded searchable.
+        message = f"Not indexed: {exc}. Reindex it once the embeddings server is back."
+        _fail(version_id, token, message, timings)
+        return IngestResult(version_id, "failed", error=message, timings=timings)
     except MemoryError:
         _fail(
             version_id,
@@ -226,6 +242,8 @@ def _embed(version, token, parsed, drafts, embedder: Embedder, report: Progress)
     for start in range(0, len(todo), batch):
         part = todo[start : start + batch]
         output = embedder.embed_documents([texts[i] for i in part])
+        if start == 0:
+            check_dimensions(embedder.model_id, int(output.dense.shape[1]))
         weights = output.sparse or [None] * len(part)
         for i, vector, weight in zip(part, output.dense, weights, strict=True):
             dense[i], sparse[i] = vector, weight

@@ -59,3 +59,29 @@ def drop_vector_index(model_id: str) -> None:
             .format(sql.Identifier(index_name(model_id)))
             .as_string(cursor.connection)
         )
+
+
+def stored_dimensions(model_id: str) -> int | None:
+    """The dimension of ``model_id``'s stored vectors (None when it has none yet)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT vector_dims(embedding) FROM knowledge_chunk "
+            "WHERE embedding_model = %s AND embedding IS NOT NULL LIMIT 1",
+            [model_id],
+        )
+        row = cursor.fetchone()
+    return int(row[0]) if row else None
+
+
+def check_dimensions(model_id: str, dimensions: int, stored: int | None = None) -> None:
+    """Refuse vectors of another dimension than the knowledge base holds for the same model
+    (an embeddings server that now serves another model under the same name)."""
+    from knowledge.embedding import EmbeddingModelMismatch
+
+    stored = stored_dimensions(model_id) if stored is None else stored
+    if stored is not None and stored != dimensions:
+        raise EmbeddingModelMismatch(
+            f"The knowledge base holds {stored}-dimension vectors of {model_id!r} but the model "
+            f"now gives {dimensions} dimensions; run 'manage.py reembed' to switch the knowledge "
+            "base"
+        )

@@ -270,11 +270,17 @@ DROP_FOLDER_SCAN_SECONDS = env_int("KB_DROP_FOLDER_SCAN_SECONDS", 30, minimum=5)
 DROP_FOLDER_SOURCE = env_str("KB_DROP_FOLDER_SOURCE", "Drop folder")
 
 # --- models (local folders only: nothing is downloaded at run time) ---------------------------
-EMBEDDER = env_choice("KB_EMBEDDER", "use", ("use", "bge-m3", "sentence-transformers"))
+EMBEDDER = env_choice("KB_EMBEDDER", "use", ("use", "bge-m3", "sentence-transformers", "openai"))
 EMBEDDER_PATH = env_str("KB_EMBEDDER_PATH")
 EMBEDDER_ID = env_str("KB_EMBEDDER_ID")  # stored with the vectors; defaults to kind:folder-name
 EMBED_THREADS = env_int("KB_EMBED_THREADS", 0, minimum=0)  # 0 = the number of CPUs
 EMBED_BATCH = env_int("KB_EMBED_BATCH", 32, minimum=1)
+# KB_EMBEDDER=openai: any OpenAI-compatible /v1/embeddings server (TEI, vLLM, Infinity, Ollama).
+EMBEDDER_BASE_URL = env_url("KB_EMBEDDER_BASE_URL", ("http", "https"))
+EMBEDDER_MODEL = env_str("KB_EMBEDDER_MODEL")
+EMBEDDER_API_KEY = env_str("KB_EMBEDDER_API_KEY")
+EMBEDDER_TIMEOUT = env_float("KB_EMBEDDER_TIMEOUT", 30.0)
+EMBEDDER_RETRIES = env_int("KB_EMBEDDER_RETRIES", 3, minimum=0, maximum=10)
 
 CELERY_BEAT_SCHEDULE = {
     "scan-drop-folder": {

@@ -82,6 +82,7 @@ def result_summary(result: SearchResult) -> dict[str, Any]:
         "found": result.found,
         "reranked": result.reranked,
         "rerank_note": result.rerank_note,
+        "notice": result.notice,
         "tier": result.tier,
         "browse": result.browse,
     }

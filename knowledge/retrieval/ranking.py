@@ -41,7 +41,7 @@ def rank_candidates(
     searchable chunk contains (1.0 when every word is the knowledge base's vocabulary)."""
     candidates: dict[int, Candidate] = {}
     k = options.candidates
-    dense_vec = vector.dense[0]
+    dense_vec = vector.dense[0] if vector is not None else None
     if "dense" in options.lists:
         tick = time.perf_counter()
         for rank, (chunk_id, score) in enumerate(
@@ -90,7 +90,12 @@ def rank_candidates(
             c = candidates.setdefault(chunk_id, Candidate(chunk_id))
             c.lexical_rank, c.lexical_score = rank, score
         timings["lexical"] = timings.get("lexical", 0) + _since(tick)
-    if "sparse" in options.lists and vector.sparse and embedder.sparse_dimensions:
+    if (
+        "sparse" in options.lists
+        and vector is not None
+        and vector.sparse
+        and embedder.sparse_dimensions
+    ):
         tick = time.perf_counter()
         for rank, (chunk_id, score) in enumerate(
             q.sparse_search(scope, vector.sparse[0], embedder.sparse_dimensions, k=k), 1

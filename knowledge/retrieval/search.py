@@ -12,7 +12,12 @@ from functools import lru_cache
 
 from django.conf import settings
 
-from knowledge.embedding import Embedder, EmbeddingModelMismatch, get_embedder
+from knowledge.embedding import (
+    Embedder,
+    EmbeddingModelMismatch,
+    EmbeddingUnavailable,
+    get_embedder,
+)
 from knowledge.models import Chunk, Source
 from knowledge.querysets import sees_everything
 from knowledge.retrieval import fusion
@@ -109,7 +114,15 @@ def search(
     if "dense" in options.lists:
         _check_model(embedder)
     tick = time.perf_counter()
-    vector = embedder.embed_query(text or query)
+    notice = ""
+    try:
+        vector = embedder.embed_query(text or query)
+    except EmbeddingUnavailable as exc:
+        # Word search still answers: the dense (and sparse) lists are left out, and said so.
+        vector, notice = None, f"Word search only: {exc}."
+        options = replace(options, lists=tuple(x for x in options.lists if x == "lexical"))
+    if vector is not None and "dense" in options.lists:
+        _check_dimensions(embedder.model_id, int(vector.dense.shape[1]))
     timings["embed"] = _since(tick)
     best: SearchResult | None = None
     for tier, source_ids in _tiers(sources, merged, options):
@@ -137,6 +150,7 @@ def search(
             rerank_note=_rerank_note(options, active_reranker),
             timings=timings,
             tier=tier,
+            notice=notice,
         )
         if hits:
             best = current
@@ -202,6 +216,22 @@ def _stored_models(stamp: int) -> tuple[str, ...]:
 
     ready = DocumentVersion.objects.filter(status=DocumentVersion.Status.READY)
     return tuple(sorted(set(ready.values_list("embedding_model", flat=True).distinct())))
+
+
+@lru_cache(maxsize=8)
+def _stored_dimensions(model_id: str, stamp: int) -> int | None:
+    from knowledge.vector_index import stored_dimensions
+
+    return stored_dimensions(model_id)
+
+
+def _check_dimensions(model_id: str, dimensions: int) -> None:
+    """The question's vector must have the stored vectors' dimension (checked against a
+    once-a-minute reading per process)."""
+    from knowledge.vector_index import check_dimensions
+
+    stored = _stored_dimensions(model_id, int(time.time() // 60))
+    check_dimensions(model_id, dimensions, stored=stored)
 
 
 def _check_model(embedder: Embedder) -> None:

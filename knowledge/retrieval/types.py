@@ -82,6 +82,7 @@ class SearchResult:
     timings: dict[str, float]
     tier: int | None = None  # the cascade tier the hits came from
     browse: bool = False  # no words left besides filters: chunks listed in document order
+    notice: str = ""  # e.g. the embeddings server is down: word search only
 
     @property
     def found(self) -> bool:
