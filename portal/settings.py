@@ -6,6 +6,7 @@ import secrets
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 from portal.env import (
     database_from_url,
@@ -177,6 +178,16 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 }
 CELERY_WORKER_CONCURRENCY = env_int("KB_WORKER_CONCURRENCY", 2, minimum=1)
 CELERY_TASK_ALWAYS_EAGER = False
+# Three queues, so that a long ingest never holds up the rest: "ingest" (parse, embed, store),
+# "sync" (sources that sync themselves), "default" (maintenance, heartbeats). A worker started
+# without --queues consumes all of them (and "celery", where tasks queued before the split wait);
+# `./kb worker --queues ingest` runs one for a single queue. Routing is by task name.
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_QUEUES = [Queue("default"), Queue("ingest"), Queue("sync"), Queue("celery")]
+CELERY_TASK_ROUTES = {
+    "knowledge.ingest_version": {"queue": "ingest"},
+    "knowledge.sync_*": {"queue": "sync"},
+}
 # Workers write a heartbeat row this often; /healthz counts those seen within the stale limit.
 WORKER_HEARTBEAT_SECONDS = env_int("KB_WORKER_HEARTBEAT_SECONDS", 10, minimum=1)
 WORKER_HEARTBEAT_STALE_SECONDS = env_int(

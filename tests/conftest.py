@@ -60,7 +60,13 @@ def subprocess_env(**extra: str) -> dict[str, str]:
 class WorkerProcess:
     """A real Celery worker process (prefork pool) on the session's Redis and test database."""
 
-    def __init__(self, name: str, concurrency: int = 1, log_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        concurrency: int = 1,
+        log_dir: Path | None = None,
+        queues: str = "",  # e.g. "ingest"; empty: every queue
+    ) -> None:
         self.name = name
         self.log_path = (log_dir or ARTIFACTS / "logs") / f"worker-{name}.log"
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -83,6 +89,7 @@ class WorkerProcess:
                 f"{name}@%h",
                 "--without-mingle",
                 "--without-gossip",
+                *(["--queues", queues] if queues else []),
             ],
             cwd=ROOT,
             env=subprocess_env(),
