@@ -64,8 +64,17 @@ def claim(message: Message) -> bool:
     )
 
 
-def stream_answer(message: Message, *, user, llm: LLM | None | bool = True) -> Iterator[Event]:
-    """Run the pipeline for a claimed message, yielding status and token events; stores it."""
+def stream_answer(
+    message: Message,
+    *,
+    user,
+    llm: LLM | None | bool = True,
+    source_ids: list[int] | None = None,
+) -> Iterator[Event]:
+    """Run the pipeline for a claimed message, yielding status and token events; stores it.
+
+    ``source_ids`` restricts the answer to those sources (an MCP ``ask_<kind>`` tool); it
+    narrows the profile's sources, never widens what ``user`` may read."""
     started = time.perf_counter()
     timings: dict[str, float] = {}
     llm = get_llm() if llm is True else (llm or None)
@@ -84,10 +93,12 @@ def stream_answer(message: Message, *, user, llm: LLM | None | bool = True) -> I
     tick = time.perf_counter()
     query = message.search_override or standalone_question(message.question, history, llm)
     timings["rewrite_ms"] = _ms(tick)
-    filters = _filters(message)
+    filters = _filters(message, source_ids)
     intent = None
     if not message.context and not message.search_override:
         intent = detect_version_question(message.question, user)
+    if intent is not None and not _in_scope(intent.document, filters):
+        intent = None
     if intent is not None and intent.missing:
         yield from outcomes.no_such_version(message, intent, timings, started)
         return
@@ -102,6 +113,8 @@ def stream_answer(message: Message, *, user, llm: LLM | None | bool = True) -> I
     if intent is None and not filters.document_ids and not message.search_override:
         # "по техзаданию", "в ПЗ": the answer must come from the document the question names.
         named_doc = named_document(message.question, user)
+        if named_doc is not None and not _in_scope(named_doc, filters):
+            named_doc = None
         if named_doc is not None:
             filters.document_ids = [named_doc.pk]
     yield Event("status", "Ищу в документах…")
@@ -208,13 +221,14 @@ def answer_now(
     llm: LLM | None | bool = True,
     search_override: str = "",
     context: dict | None = None,
+    source_ids: list[int] | None = None,
 ) -> Message:
-    """The whole pipeline without streaming (CLI, JSON API)."""
+    """The whole pipeline without streaming (CLI, JSON API, MCP)."""
     message = start_message(
         conversation, question, search_override=search_override, context=context
     )
     claim(message)
-    for _ in stream_answer(message, user=user, llm=llm):
+    for _ in stream_answer(message, user=user, llm=llm, source_ids=source_ids):
         pass
     message.refresh_from_db()
     return message
@@ -240,15 +254,25 @@ def _history(message: Message) -> list[tuple[str, str, str]]:
     return [(m.question, m.answer, m.retrieval_query) for m in reversed(list(previous))]
 
 
-def _filters(message: Message) -> Filters:
+def _filters(message: Message, source_ids: list[int] | None = None) -> Filters:
     filters = Filters()
     profile = message.conversation.profile
     if profile is not None:
         filters.source_ids = list(profile.allowed_sources.values_list("pk", flat=True))
+    if source_ids is not None:
+        allowed = set(filters.source_ids)
+        # An empty list means "every source" to the search: a scope that keeps nothing must
+        # find nothing (no source has the primary key 0), not everything.
+        filters.source_ids = [pk for pk in source_ids if not allowed or pk in allowed] or [0]
     document_id = (message.context or {}).get("document_id")
     if document_id:
         filters.document_ids = [int(document_id)]
     return filters
+
+
+def _in_scope(document, filters: Filters) -> bool:
+    """A document the question names is answered from only inside the sources searched."""
+    return not filters.source_ids or document.source_id in filters.source_ids
 
 
 def _refuse(message: Message, result, llm: LLM | None, timings, started) -> Iterator[Event]:

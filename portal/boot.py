@@ -22,7 +22,7 @@ def load_settings_or_exit() -> None:
 # Commands that read or write the knowledge base: on a fresh data folder they first bring the
 # database up to date, the way `./kb run` does, instead of failing on a missing table.
 DATA_COMMANDS = frozenset(
-    {"ingest", "search", "ask", "reembed", "export_eval", "eval", "createsuperuser"}
+    {"ingest", "search", "ask", "mcp", "reembed", "export_eval", "eval", "createsuperuser"}
 )
 
 

@@ -220,6 +220,12 @@ RUN_HOST = env_str("KB_HOST", "127.0.0.1")
 RUN_PORT = env_int("KB_PORT", 8000, minimum=1, maximum=65535)
 RUN_WEB_WORKERS = env_int("KB_WEB_WORKERS", 1, minimum=1)
 
+# --- MCP for coding agents (manage.py mcp on stdio, /mcp over HTTP) ---------------------------
+# The portal's address as people open it; links in MCP results are built on it. Empty: the
+# address an HTTP request came to, and for the stdio server the run command's own address.
+PUBLIC_URL = env_url("KB_PUBLIC_URL", ("http", "https")).rstrip("/")
+MCP_USER = env_str("KB_MCP_USER")  # manage.py mcp answers as this user unless --user names one
+
 # --- static files ----------------------------------------------------------------------------
 STATIC_URL = "/static/"
 STATIC_ROOT = DATA_DIR / "static"

@@ -1,0 +1,137 @@
+"""``/mcp``: the MCP server over streamable HTTP, for holders of a personal API token.
+
+Every request carries ``Authorization: Bearer kb_...``, a token of the Profile page looked up
+as the JSON API does (``portal.api_auth``); without a valid one it is answered 401 before the
+MCP SDK sees it, and the tools run as the token's owner. The server is stateless (each request
+stands alone), so any of the portal's web processes can answer any request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from django.conf import settings
+from django.http import HttpRequest
+from django.http.request import split_domain_port, validate_host
+from mcp.server import ServerRequestContext
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from chat.mcp.server import Caller, build_server, in_thread
+from portal import audit
+from portal.api_auth import TOKEN_PREFIX, user_for_token
+
+PATH = "/mcp"
+CALLER = "knowledge_belt.mcp_caller"  # the ASGI scope key the endpoint leaves the caller under
+NO_STORE = {"Cache-Control": "private, no-store"}
+
+
+def with_mcp(app: ASGIApp) -> ASGIApp:
+    """``app`` with the MCP endpoint in front of it at ``/mcp``."""
+    endpoint = McpEndpoint()
+
+    async def route(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].rstrip("/") == PATH:
+            await endpoint(scope, receive, send)
+        else:
+            await app(scope, receive, send)
+
+    return route
+
+
+class McpEndpoint:
+    def __init__(self) -> None:
+        self.server = build_server(_caller)
+        self._manager: StreamableHTTPSessionManager | None = None
+        self._task: asyncio.Task | None = None
+        self._starting = asyncio.Lock()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        caller = await _authenticated(Request(scope))
+        if isinstance(caller, Response):
+            await caller(scope, receive, send)
+            return
+        manager = await self._running_manager()
+        await manager.handle_request({**scope, CALLER: caller}, receive, send)
+
+    async def _running_manager(self) -> StreamableHTTPSessionManager:
+        """The SDK's request handler, started on the first request.
+
+        Its task group must live as long as the process, and the web server runs without the
+        ASGI lifespan (Django's handler has none), so it starts here, once, and stays."""
+        async with self._starting:
+            if self._manager is None:
+                manager = StreamableHTTPSessionManager(
+                    self.server,
+                    stateless=True,
+                    json_response=True,
+                    max_request_body_size=settings.MAX_BODY_KB * 1024,
+                    # The Host header is checked above against KB_ALLOWED_HOSTS, and a page in a
+                    # browser cannot send a token it does not have: no DNS-rebinding exposure.
+                    security_settings=TransportSecuritySettings(
+                        enable_dns_rebinding_protection=False
+                    ),
+                )
+                started = asyncio.Event()
+                self._task = asyncio.get_running_loop().create_task(_hold(manager, started))
+                await started.wait()
+                self._manager = manager
+        return self._manager
+
+
+async def _hold(manager: StreamableHTTPSessionManager, started: asyncio.Event) -> None:
+    async with manager.run():
+        started.set()
+        await asyncio.Event().wait()  # until the process ends
+
+
+async def _authenticated(request: Request) -> Caller | Response:
+    """Who the request runs as, or the answer refusing it (400 bad host, 401 bad token)."""
+    # Outside Django's request handling: its host rule (KB_ALLOWED_HOSTS) is applied here.
+    if not _allowed_host(request.headers.get("host", "")):
+        message = "Bad Request: the Host header is not one of KB_ALLOWED_HOSTS."
+        return PlainTextResponse(message, status_code=400, headers=NO_STORE)
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    token = token.strip() if scheme.lower() == "bearer" else ""
+    if not token:
+        return _unauthorized("An API token is required: Authorization: Bearer <token>.")
+    address = request.client.host if request.client else ""
+    user = await in_thread(_authenticate)(token, address)
+    if user is None:
+        return _unauthorized("The API token is not valid or has been revoked.")
+    return Caller(user, settings.PUBLIC_URL or str(request.base_url).rstrip("/"))
+
+
+def _caller(ctx: ServerRequestContext) -> Caller:
+    request = ctx.request
+    caller = request.scope.get(CALLER) if isinstance(request, Request) else None
+    if caller is None:  # every request passes McpEndpoint first; this is a defect, not a 401
+        raise PermissionError("MCP request without an authenticated caller")
+    return caller
+
+
+def _authenticate(token: str, address: str):
+    """The token's active owner (None: unknown, revoked, or an inactive user); audited."""
+    user = user_for_token(token)
+    if user is not None:
+        request = HttpRequest()
+        request.user = user
+        request.META["REMOTE_ADDR"] = address
+        audit.record(request, "token-use", PATH, token=token[: len(TOKEN_PREFIX) + 6] + "…")
+    return user
+
+
+def _allowed_host(host: str) -> bool:
+    domain, _ = split_domain_port(host)
+    allowed = settings.ALLOWED_HOSTS
+    if settings.DEBUG and not allowed:  # Django's own default in that case
+        allowed = [".localhost", "127.0.0.1", "[::1]"]
+    return bool(domain) and validate_host(domain, allowed)
+
+
+def _unauthorized(message: str) -> JSONResponse:
+    headers = {"WWW-Authenticate": 'Bearer realm="knowledge-belt"', **NO_STORE}
+    return JSONResponse({"error": message}, status_code=401, headers=headers)
