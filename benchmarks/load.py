@@ -1,0 +1,196 @@
+"""Load: N concurrent users asking (extractive answers) and searching through the real server.
+
+Starts the embedded PostgreSQL and Redis (``var/bench-load``, the demo knowledge base ingested
+once and kept with ``--reuse``), a Celery worker and uvicorn on loopback with
+``KB_WEB_WORKERS`` processes (default 2 here, one per core), then runs N users for a while. Each
+user has an API token of its own and, in a loop, asks a question (``POST /api/v1/ask``) or
+searches (``GET /api/v1/search``), one search in ``--search-share``, then waits a think time
+(uniform 0.5x-1.5x ``--think`` seconds; 0 = back to back, a stress test rather than people).
+Questions are the 122 of ``../shared/eval/kb_dev_ru`` in a per-user shuffled order.
+
+Printed: requests and throughput per kind, latency p50/p95/p99/max, errors (non-200 statuses
+and transport errors) and the goal of issue 17 on this machine: 32 users with no errors and p95
+under 2 s for ask, under 300 ms for search.
+
+Run: ``.venv/bin/python benchmarks/load.py [--users 32] [--seconds 60] [--think 5] [--reuse]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter, defaultdict
+
+from _setup import EVAL, ROOT, _free_port, percentile, setup, teardown
+
+
+def _spawn(args: list[str], env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def _wait(url: str, timeout: float = 120) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise SystemExit(f"{url} did not answer 200 in {timeout} s")
+
+
+def _tokens(n: int) -> list[str]:
+    from django.contrib.auth import get_user_model
+
+    from portal.api_auth import create_token
+
+    users = get_user_model()
+    tokens = []
+    for i in range(n):
+        user, _ = users.objects.get_or_create(username=f"load-{i}")
+        tokens.append(create_token(user, "load benchmark")[1])
+    return tokens
+
+
+def run_users(base: str, tokens: list[str], questions: list[str], args) -> dict:
+    import httpx
+
+    latencies: dict[str, list[float]] = defaultdict(list)
+    errors: Counter = Counter()
+    lock = threading.Lock()
+    stop_at = time.monotonic() + args.seconds
+
+    def user(number: int, token: str) -> None:
+        rng = random.Random(number)
+        order = questions[:]
+        rng.shuffle(order)
+        time.sleep(rng.uniform(0, min(5.0, args.seconds / 4)))  # ramp up
+        headers = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=base, headers=headers, timeout=120) as client:
+            i = 0
+            while time.monotonic() < stop_at:
+                question = order[i % len(order)]
+                i += 1
+                kind = "search" if rng.random() < args.search_share else "ask"
+                started = time.perf_counter()
+                try:
+                    if kind == "ask":
+                        response = client.post("/api/v1/ask", json={"question": question})
+                    else:
+                        response = client.get("/api/v1/search", params={"q": question, "k": 5})
+                    status = response.status_code
+                except httpx.HTTPError as exc:
+                    status = type(exc).__name__
+                elapsed = (time.perf_counter() - started) * 1000
+                with lock:
+                    latencies[kind].append(elapsed)
+                    if status != 200:
+                        errors[f"{kind} {status}"] += 1
+                if args.think:
+                    time.sleep(rng.uniform(0.5, 1.5) * args.think)
+
+    threads = [
+        threading.Thread(target=user, args=(n, token), daemon=True)
+        for n, token in enumerate(tokens)
+    ]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return {"latencies": latencies, "errors": errors, "wall": time.monotonic() - started}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--users", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--think", type=float, default=5.0, help="mean seconds between requests")
+    parser.add_argument("--search-share", type=float, default=0.5)
+    parser.add_argument("--web-workers", type=int, default=2)
+    parser.add_argument("--reuse", action="store_true", help="keep an earlier run's knowledge base")
+    args = parser.parse_args()
+    os.environ["KB_RATE_ASK_PER_MINUTE"] = os.environ["KB_RATE_SEARCH_PER_MINUTE"] = "100000"
+    setup("load", fresh=not args.reuse)
+    from knowledge.demo import ingest_demo_now
+
+    started = time.perf_counter()
+    files = ingest_demo_now()
+    if files:
+        print(f"demo knowledge base: {files} files in {time.perf_counter() - started:.0f} s")
+    tokens = _tokens(args.users)
+    questions = [
+        json.loads(line)["question"]
+        for line in (EVAL / "kb_dev_ru" / "questions.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+    port = _free_port()
+    base = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "KB_WEB_WORKERS": str(args.web_workers)}
+    worker = _spawn(["celery", "-A", "portal.celery", "worker", "--concurrency", "1"], env)
+    web = _spawn(
+        ["uvicorn", "portal.asgi:application", "--port", str(port), "--no-access-log",
+         "--lifespan", "off", "--workers", str(args.web_workers)],
+        env,
+    )  # fmt: skip
+    try:
+        _wait(base + "/healthz")
+        # One warm-up question per web process: the first loads the embedding model.
+        import httpx
+
+        for _ in range(args.web_workers * 2):
+            httpx.get(
+                base + "/api/v1/search",
+                params={"q": "тест-кейс"},
+                headers={"Authorization": f"Bearer {tokens[0]}"},
+                timeout=120,
+            )
+        result = run_users(base, tokens, questions, args)
+    finally:
+        for process in (web, worker):
+            os.killpg(process.pid, 15)
+            process.wait(30)
+        teardown()
+    report(result, args)
+
+
+def report(result: dict, args) -> None:
+    wall = result["wall"]
+    print(
+        f"{args.users} users for {args.seconds:.0f} s (think {args.think:g} s, "
+        f"{args.web_workers} web processes, {os.cpu_count()} CPUs); wall {wall:.0f} s"
+    )
+    goals = {"ask": 2000.0, "search": 300.0}
+    for kind in ("ask", "search"):
+        lat = result["latencies"].get(kind, [])
+        if not lat:
+            continue
+        p95 = percentile(lat, 95)
+        print(
+            f"  {kind:<6} {len(lat):>5} requests, {len(lat) / wall:5.1f}/s; p50 "
+            f"{percentile(lat, 50):.0f} ms, p95 {p95:.0f} ms, p99 {percentile(lat, 99):.0f} ms, "
+            f"max {max(lat):.0f} ms (goal p95 < {goals[kind]:.0f} ms: "
+            f"{'met' if p95 < goals[kind] else 'NOT met'})"
+        )
+    errors = result["errors"]
+    print(f"  errors: {sum(errors.values())} {dict(errors) if errors else ''}")
+
+
+if __name__ == "__main__":
+    main()
