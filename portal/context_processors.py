@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
 
@@ -29,4 +30,9 @@ def portal(request: HttpRequest) -> dict[str, object]:
             continue  # a page of an app that is not installed
         current = request.path == url or (url != "/" and request.path.startswith(url))
         items.append({"url": url, "label": label, "current": current})
-    return {"nav_items": items, "is_staff": is_staff}
+    return {
+        "nav_items": items,
+        "is_staff": is_staff,
+        "oidc_enabled": settings.OIDC_ENABLED,
+        "oidc_label": settings.OIDC_LABEL,
+    }

@@ -71,3 +71,24 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M} {self.actor_name} {self.action} {self.target}"
+
+
+class ExternalIdentity(models.Model):
+    """A user's account at the company's identity provider (OpenID Connect): matched by the
+    provider's issuer and subject, never by a user name or e-mail an outsider could choose."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="external_identities"
+    )
+    issuer = models.CharField(max_length=300)
+    subject = models.CharField(max_length=255)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_login_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["issuer", "subject"], name="identity_unique_subject")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.issuer}"

@@ -201,6 +201,44 @@ HEALTH_CACHE_SECONDS = env_float(
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+
+# Company sign-in with OpenID Connect (portal.oidc): on when KB_OIDC_CLIENT_ID is set. Local
+# accounts keep working beside it. The provider's endpoints are given one by one (its
+# .well-known/openid-configuration lists them).
+OIDC_RP_CLIENT_ID = env_str("KB_OIDC_CLIENT_ID")
+OIDC_ENABLED = bool(OIDC_RP_CLIENT_ID)
+OIDC_RP_CLIENT_SECRET = env_str("KB_OIDC_CLIENT_SECRET")
+OIDC_OP_AUTHORIZATION_ENDPOINT = env_url("KB_OIDC_AUTHORIZATION_URL", ("http", "https"))
+OIDC_OP_TOKEN_ENDPOINT = env_url("KB_OIDC_TOKEN_URL", ("http", "https"))
+OIDC_OP_USER_ENDPOINT = env_url("KB_OIDC_USERINFO_URL", ("http", "https"))
+OIDC_OP_JWKS_ENDPOINT = env_url("KB_OIDC_JWKS_URL", ("http", "https"))
+OIDC_RP_SIGN_ALGO = env_choice("KB_OIDC_SIGN_ALGO", "rs256", ("rs256", "es256", "hs256")).upper()
+OIDC_RP_SCOPES = env_str("KB_OIDC_SCOPES", "openid email profile")
+# Accounts are keyed by (issuer, subject); by default the authorization URL's scheme and host.
+OIDC_ISSUER = env_str("KB_OIDC_ISSUER") or "/".join(OIDC_OP_AUTHORIZATION_ENDPOINT.split("/")[:3])
+OIDC_USERNAME_CLAIM = env_str("KB_OIDC_USERNAME_CLAIM", "preferred_username")
+OIDC_GROUPS_CLAIM = env_str("KB_OIDC_GROUPS_CLAIM", "groups")
+OIDC_SYNC_GROUPS = env_bool("KB_OIDC_SYNC_GROUPS", True)
+OIDC_STAFF_GROUPS = env_list("KB_OIDC_STAFF_GROUPS")
+OIDC_LABEL = env_str("KB_OIDC_LABEL", "company account")
+OIDC_TIMEOUT = 10
+LOGIN_REDIRECT_URL_FAILURE = "/login/?sso=failed"
+if OIDC_ENABLED:
+    _missing = [
+        name
+        for name, value in (
+            ("KB_OIDC_AUTHORIZATION_URL", OIDC_OP_AUTHORIZATION_ENDPOINT),
+            ("KB_OIDC_TOKEN_URL", OIDC_OP_TOKEN_ENDPOINT),
+            ("KB_OIDC_USERINFO_URL", OIDC_OP_USER_ENDPOINT),
+            ("KB_OIDC_JWKS_URL" if OIDC_RP_SIGN_ALGO != "HS256" else "", OIDC_OP_JWKS_ENDPOINT),
+        )
+        if name and not value
+    ]
+    if _missing:
+        raise ImproperlyConfigured(f"KB_OIDC_CLIENT_ID is set but {', '.join(_missing)} not")
+AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend"] + (
+    ["portal.oidc.PortalOIDCBackend"] if OIDC_ENABLED else []
+)
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

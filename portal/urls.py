@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from portal import audit_views, views
+from portal import audit_views, oidc_views, views
 from portal.throttle import LockoutAuthenticationForm
 
 admin.site.site_header = "Knowledge Belt administration"
@@ -20,6 +20,8 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("oidc/authenticate/", oidc_views.start, name="oidc_authentication_init"),
+    path("oidc/callback/", oidc_views.callback, name="oidc_authentication_callback"),
     path("profile/", views.profile, name="profile"),
     path("audit/", audit_views.audit_log, name="audit_log"),
     path("profile/tokens/", views.create_api_token, name="create_api_token"),
