@@ -5,6 +5,8 @@ from django.contrib import admin
 from knowledge.models import Document, DocumentVersion, Source, Synonym
 from portal import audit
 
+SYNC_ORIGIN = {"connector", "sync_url", "branch", "subpath"}
+
 
 @admin.register(Source)
 class SourceAdmin(admin.ModelAdmin):
@@ -16,12 +18,56 @@ class SourceAdmin(admin.ModelAdmin):
         "is_public",
         "restricted",
         "base_url",
+        "connector",
+        "last_synced_at",
+        "last_sync_status",
     ]
     list_editable = ["priority", "prefer_fresh", "is_public", "restricted"]
     filter_horizontal = ["readers", "reader_groups"]
     search_fields = ["name"]
+    actions = ["sync_now"]
+    readonly_fields = [
+        "last_synced_at",
+        "last_sync_status",
+        "last_sync_result",
+        "last_sync_error",
+        "sync_cursor",
+    ]
+    fieldsets = [
+        (None, {"fields": ["name", "kind", "description", "base_url", "root_path"]}),
+        ("Search", {"fields": ["priority", "prefer_fresh"]}),
+        ("Readers", {"fields": ["is_public", "restricted", "readers", "reader_groups"]}),
+        (
+            "Sync",
+            {
+                "fields": [
+                    "connector",
+                    "sync_url",
+                    "branch",
+                    "subpath",
+                    "history_depth",
+                    "sync_interval_minutes",
+                    *readonly_fields,
+                ]
+            },
+        ),
+    ]
+
+    @admin.action(description="Sync now")
+    def sync_now(self, request, queryset) -> None:
+        from knowledge.sources.schedule import request_sync
+
+        queued = [s.name for s in queryset.exclude(connector="") if request_sync(s)]
+        for name in queued:
+            audit.record(request, "source-sync", name, queued=True)
+        self.message_user(
+            request,
+            f"Syncing: {', '.join(queued) or 'nothing (already under way, or no connector)'}.",
+        )
 
     def save_model(self, request, obj, form, change) -> None:
+        if change and SYNC_ORIGIN & set(form.changed_data):
+            obj.sync_cursor = ""  # another origin: the next sync lists it whole
         super().save_model(request, obj, form, change)
         changed = [f for f in form.changed_data if f not in ("readers", "reader_groups")]
         if changed or not change:

@@ -11,13 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
-from django.utils import timezone
 
 from knowledge.files import iter_document_files
-from knowledge.ingest import refresh_searchable
 from knowledge.models import Document, Source
-from knowledge.registration import get_or_create_source, register_file
+from knowledge.registration import get_or_create_source, register_file, remove_document
 
 logger = logging.getLogger(__name__)
 
@@ -48,9 +45,7 @@ def sync_folder(source: Source, root: Path, *, via: str = "folder") -> SyncRepor
     for document in Document.objects.filter(source=source, removed_at__isnull=True).exclude(
         path__in=seen
     ):
-        with transaction.atomic():
-            Document.objects.filter(pk=document.pk).update(removed_at=timezone.now())
-            refresh_searchable(document.pk)
+        remove_document(document)
         report.removed.append(document.path)
     return report
 

@@ -13,6 +13,8 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
 from pgvector.django import SparseVectorField, VectorField
@@ -28,6 +30,20 @@ class Source(models.Model):
         TRACKER = "tracker", "Tracker"
         UPLOADS = "uploads", "Uploads"
         FOLDER = "folder", "Drop folder"
+
+    class Connector(models.TextChoices):
+        NONE = "", "None (uploads, the command line)"
+        GIT = "git", "Git repository"
+        FOLDER = "folder", "Folder on the server"
+
+    class SyncStatus(models.TextChoices):
+        NEVER = "", "Never synced"
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Syncing"
+        OK = "ok", "Synced"
+        FAILED = "failed", "Failed"
+
+    SYNC_ACTIVE = (SyncStatus.QUEUED, SyncStatus.RUNNING)
 
     name = models.CharField(max_length=200, unique=True)
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.UPLOADS)
@@ -54,6 +70,50 @@ class Source(models.Model):
     reader_groups = models.ManyToManyField("auth.Group", blank=True, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
+    # --- sync (knowledge.sources): where the documents come from, how the last sync went ---
+    # The connector is how documents arrive; ``kind`` stays what they are (a wiki kept in git
+    # is still a wiki, and the cascade and the MCP tools speak of wikis, not of git).
+    connector = models.CharField(
+        max_length=20,
+        choices=Connector.choices,
+        blank=True,
+        help_text="How documents arrive; empty: uploads and the command line only.",
+    )
+    sync_url = models.CharField(
+        max_length=1000,
+        blank=True,
+        help_text="Git: any URL git can fetch, or a local path. Folder: the folder's path.",
+    )
+    branch = models.CharField(
+        max_length=200, blank=True, help_text="Empty: the repository's default branch."
+    )
+    subpath = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="Only files under this folder; document paths are relative to it.",
+    )
+    history_depth = models.PositiveSmallIntegerField(
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(100)],
+        help_text="The last N commits of each page become its versions (1: its current text).",
+    )
+    sync_interval_minutes = models.PositiveIntegerField(
+        default=15, help_text="The scheduler syncs it this often; 0: only on demand."
+    )
+    sync_requested_at = models.DateTimeField(null=True, blank=True, editable=False)
+    last_synced_at = models.DateTimeField(null=True, blank=True, editable=False)
+    last_sync_status = models.CharField(
+        max_length=20, choices=SyncStatus.choices, blank=True, editable=False
+    )
+    last_sync_result = models.CharField(max_length=500, blank=True, editable=False)
+    last_sync_error = models.TextField(blank=True, editable=False)
+    sync_cursor = models.CharField(
+        max_length=200,
+        blank=True,
+        editable=False,
+        help_text="Where the next sync starts: the last commit synced (git).",
+    )
+
     objects = SourceQuerySet.as_manager()
 
     class Meta:
@@ -61,6 +121,24 @@ class Source(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        from knowledge.sources.base import sync_settings_problems
+
+        problems = sync_settings_problems(self)
+        if problems:
+            raise ValidationError(problems)
+
+    @property
+    def is_syncing(self) -> bool:
+        return self.last_sync_status in self.SYNC_ACTIVE
+
+    @property
+    def display_url(self) -> str:
+        """Where it syncs from, without a password or token."""
+        from knowledge.sources.base import redact_url
+
+        return redact_url(self.sync_url)
 
 
 class Document(models.Model):
@@ -71,6 +149,11 @@ class Document(models.Model):
         max_length=500,
         blank=True,
         help_text="Other names people use for it, comma-separated (e.g. 'ПМИ, программа испытаний').",
+    )
+    url = models.CharField(
+        max_length=1000,
+        blank=True,
+        help_text="The original's address when its source gives one; else base URL + path.",
     )
     language = models.CharField(max_length=20, default="simple")
     current_version = models.ForeignKey(

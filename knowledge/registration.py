@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 
 from django.db import transaction
 from django.db.models import Max, Q
+from django.utils import timezone
 
 from knowledge.models import Document, DocumentVersion, Source
 from knowledge.storage import sha256_of, store_blob
@@ -73,20 +74,22 @@ def register_file(
     added_by=None,
     via: str = "upload",
     label: str | None = None,
+    label_date: date | None = None,
     enqueue: bool = True,
 ) -> Registration:
     """Register ``data`` as the newest version of the document at ``path`` in ``source``.
 
     Returns the existing version when the same bytes were registered before (no new version,
     nothing enqueued). ``filename`` is the file's own name when it differs from the document
-    path (a version series); the version label is derived from it. ``enqueue`` False leaves the
-    version pending for an in-process ingest.
+    path (a version series); the version label and date are derived from it unless ``label``
+    and ``label_date`` say them (a commit's). ``enqueue`` False leaves the version pending for
+    an in-process ingest.
     """
     path = safe_path(path)
     filename = PurePosixPath(safe_path(filename or path)).name
     digest = sha256_of(data)
     name = store_blob(data, digest)
-    derived_label, label_date = label_from_name(filename)
+    derived_label, derived_date = label_from_name(filename)
     with transaction.atomic():
         # The document row is locked for the rest of the transaction: version numbering and the
         # same-bytes check are serialised per document.
@@ -107,7 +110,7 @@ def register_file(
             filename=filename,
             size=len(data),
             label=label if label is not None else derived_label,
-            label_date=label_date,
+            label_date=label_date or derived_date,
             added_by=added_by if getattr(added_by, "pk", None) else None,
             added_via=via,
         )
@@ -117,6 +120,16 @@ def register_file(
 
             ingest_version_task.delay_on_commit(version.pk)
     return Registration(document, version, created=True)
+
+
+def remove_document(document: Document) -> None:
+    """The document's file is gone from its source: it leaves search at once; its versions are
+    kept, and the same file coming back restores it (``_restore``)."""
+    from knowledge.store import refresh_searchable
+
+    with transaction.atomic():
+        Document.objects.filter(pk=document.pk).update(removed_at=timezone.now())
+        refresh_searchable(document.pk)
 
 
 def _restore(document: Document) -> None:

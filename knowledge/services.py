@@ -72,8 +72,17 @@ def version_for_view(document: Document, requested: str | None) -> DocumentVersi
     return document.current_version or versions.order_by("-number").first()
 
 
+def synced_sources(user) -> dict:
+    """The sources that sync themselves, as the user may see them, and whether one is syncing."""
+    sources = list(Source.objects.visible_to(user).exclude(connector=""))
+    return {"synced_sources": sources, "syncing": any(s.is_syncing for s in sources)}
+
+
 def page_url(document: Document) -> str:
-    """The original page's address: the source's base URL joined with the document path."""
+    """The original page's address: its own when the source gave one (a ticket), else the
+    source's base URL joined with the document path."""
+    if document.url:
+        return document.url
     base = document.source.base_url
     if not base:
         return ""

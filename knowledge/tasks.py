@@ -52,3 +52,36 @@ def scan_drop_folder() -> None:
     from knowledge.dropfolder import sync_drop_folder
 
     sync_drop_folder()
+
+
+@app.task(
+    name="knowledge.sync_source",
+    ignore_result=True,
+    autoretry_for=(ConnectionError,),
+    retry_backoff=True,
+    max_retries=3,
+)
+def sync_source_task(source_id: int) -> None:
+    """Sync one source (git, folder); returns quietly when it is gone or already syncing."""
+    from django.db import InterfaceError, OperationalError
+
+    from knowledge.models import Source
+    from knowledge.sources.sync import sync_source
+
+    if not Source.objects.filter(pk=source_id).exists():
+        return
+    try:
+        sync_source(source_id)
+    except (OperationalError, InterfaceError) as exc:
+        raise sync_source_task.retry(exc=exc, countdown=30) from exc
+
+
+@app.task(name="knowledge.sync_due_sources", ignore_result=True)
+def sync_due_sources() -> int:
+    """Queue a sync of every source whose interval has passed (the beat runs this)."""
+    from knowledge.sources.schedule import queue_due_syncs
+
+    queued = queue_due_syncs()
+    if queued:
+        logger.info("queued syncs of sources %s", queued)
+    return len(queued)

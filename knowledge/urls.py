@@ -13,6 +13,7 @@ urlpatterns = [
         "documents/<int:pk>/reindex/", views.reindex, {"scope": "document"}, name="reindex_document"
     ),
     path("sources/<int:pk>/reindex/", views.reindex, {"scope": "source"}, name="reindex_source"),
+    path("sources/<int:pk>/sync/", views.sync_now, name="sync_source"),
     path("versions/<int:pk>/download/", views.download, name="download_version"),
     path("api/v1/search", api.search_api, name="api_search"),
     path("", include("knowledge.versions.urls")),

@@ -18,6 +18,7 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from knowledge import services
 from knowledge.models import Document, DocumentVersion, Source
+from knowledge.sources import schedule
 from knowledge.viewer import build_view
 from portal import audit
 from portal.params import id_param
@@ -42,6 +43,8 @@ def staff_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
 @vary_on_headers("HX-Request")
 def documents(request: HttpRequest) -> HttpResponse:
     """Every document the user may read, with source, current version, status and progress."""
+    if request.htmx and request.htmx.target == "sources":
+        return _sources_card(request, polled=True)
     source_id = request.GET.get("source") or ""
     query = request.GET.get("q", "").strip()
     rows = services.document_rows(request.user, source_id=source_id, query=query)
@@ -52,10 +55,36 @@ def documents(request: HttpRequest) -> HttpResponse:
         "source_id": source_id,
         "query": query,
         "counts": services.status_counts(rows),
+        **services.synced_sources(request.user),
     }
     if request.htmx:
         return render(request, "knowledge/documents.html#table", context)
     return render(request, "knowledge/documents.html", context)
+
+
+def _sources_card(request: HttpRequest, *, polled: bool = False) -> HttpResponse:
+    """The synced sources' card; polled while a sync is queued or running. When the last one
+    ends, the whole page reloads: the documents it brought are in the table then."""
+    context = services.synced_sources(request.user)
+    if polled and not context["syncing"]:
+        return HttpResponseClientRefresh()
+    return render(request, "knowledge/documents.html#sources", context)
+
+
+@staff_required
+@require_POST
+def sync_now(request: HttpRequest, pk: int) -> HttpResponse:
+    """Queue a sync of one source (git, folder) on the workers."""
+    source = get_object_or_404(Source.objects.visible_to(request.user).exclude(connector=""), pk=pk)
+    queued = schedule.request_sync(source)
+    audit.record(request, "source-sync", source.name, queued=queued)
+    if request.htmx:
+        return _sources_card(request)
+    if queued:
+        messages.success(request, f"Syncing {source.name}.")
+    else:
+        messages.info(request, f"A sync of {source.name} is already under way.")
+    return redirect("documents")
 
 
 @require_GET

@@ -23,6 +23,7 @@ ACTIONS = {
     "version-remove": "Version removed",
     "permissions": "Readers changed",
     "source-change": "Source changed",
+    "source-sync": "Source sync requested",
     "token-create": "API token created",
     "token-revoke": "API token revoked",
     "token-use": "API token used",

@@ -323,6 +323,12 @@ INGEST_STALE_SECONDS = env_int("KB_INGEST_STALE_SECONDS", 300, minimum=30)
 DROP_FOLDER = env_path("KB_DROP_FOLDER", BASE_DIR / "private_knowledge")
 DROP_FOLDER_SCAN_SECONDS = env_int("KB_DROP_FOLDER_SCAN_SECONDS", 30, minimum=5)
 DROP_FOLDER_SOURCE = env_str("KB_DROP_FOLDER_SOURCE", "Drop folder")
+# Sources that sync themselves (knowledge.sources): where git keeps its copies, how long a git
+# command may take, how often the beat looks for due sources, when a silent sync counts as lost.
+SOURCES_DIR = env_path("KB_SOURCES_DIR", DATA_DIR / "sources")
+GIT_TIMEOUT_SECONDS = env_int("KB_GIT_TIMEOUT_SECONDS", 300, minimum=5)
+SOURCE_SYNC_CHECK_SECONDS = env_int("KB_SOURCE_SYNC_CHECK_SECONDS", 60, minimum=10)
+SOURCE_SYNC_STALE_SECONDS = env_int("KB_SOURCE_SYNC_STALE_SECONDS", 3600, minimum=60)
 
 # --- models (local folders only: nothing is downloaded at run time) ---------------------------
 EMBEDDER = env_choice("KB_EMBEDDER", "use", ("use", "bge-m3", "sentence-transformers", "openai"))
@@ -341,6 +347,10 @@ CELERY_BEAT_SCHEDULE = {
     "scan-drop-folder": {
         "task": "knowledge.scan_drop_folder",
         "schedule": float(DROP_FOLDER_SCAN_SECONDS),
+    },
+    "sync-due-sources": {
+        "task": "knowledge.sync_due_sources",
+        "schedule": float(SOURCE_SYNC_CHECK_SECONDS),
     },
     "purge-audit-log": {"task": "portal.purge_audit_log", "schedule": 24 * 3600.0},
     "recover-stalled-ingests": {

@@ -26,6 +26,8 @@ def test_an_upload_a_permission_change_and_a_token_use_are_recorded(client, alic
         "base_url": "",
         "root_path": "",
         "priority": 1,
+        "history_depth": 1,
+        "sync_interval_minutes": 15,
         "readers": [bob.pk],
         "reader_groups": [],
     }  # is_public left out: unticked

@@ -1,0 +1,51 @@
+"""A folder on the server, kept in sync like the drop folder: every sync lists it whole.
+
+The cursor is a hash of the listing (path, size, modification time): when nothing moved, the
+sync reads no file. Otherwise every file is offered and the registration's content hash keeps
+unchanged ones from making a version; files gone leave search.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from knowledge.files import iter_document_files
+from knowledge.sources.base import ChangedItem, Changes, ItemVersion, SyncError
+
+
+class FolderConnector:
+    def __init__(self, source) -> None:
+        self.root = Path(source.sync_url.strip()) / source.subpath.strip().strip("/")
+
+    def changes(self, cursor: str) -> Changes:
+        if not self.root.is_dir():
+            raise SyncError(f"The folder {self.root} does not exist or cannot be read.")
+        listing = list(iter_document_files(self.root))
+        stamp = hashlib.sha256()
+        for path, relative, _ in listing:
+            stat = path.stat()
+            stamp.update(f"{relative}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+        digest = stamp.hexdigest()
+        where = f"{len(listing)} files"
+        if digest == cursor:
+            return Changes(cursor=digest, where=where)
+        return Changes(
+            cursor=digest,
+            items=(
+                ChangedItem(path=relative, versions=_read(path))
+                for path, relative, problem in listing
+                if not problem
+            ),
+            complete=True,
+            refused=[(relative, problem) for _, relative, problem in listing if problem],
+            where=where,
+        )
+
+    def close(self) -> None:
+        pass
+
+
+def _read(path: Path) -> Iterator[ItemVersion]:
+    yield ItemVersion(data=path.read_bytes())
