@@ -139,6 +139,7 @@ def stream_answer(
         timings["search_notice"] = wording.say("words_only", wording.language_of(message.question))
     message.retrieval_query = query
     message.filters = result.filters.as_dict()
+    message.tier = result.tier if result.hits else None  # which cascade tier answered
     from knowledge.embedding import get_embedder
 
     message.embedding_model = get_embedder().model_id

@@ -114,6 +114,12 @@ class Message(models.Model):
     )
     tiles = models.JSONField(default=list, blank=True)  # clarification or reformulation tiles
     filters = models.JSONField(default=dict, blank=True)
+    tier = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="The cascade tier (source priority) the sources came from; empty when the "
+        "search was one pass over every source.",
+    )
     redactions = models.JSONField(default=list, blank=True)  # kinds of personal data removed
     embedding_model = models.CharField(max_length=200, blank=True)
     reranker_model = models.CharField(max_length=200, blank=True)

@@ -58,6 +58,34 @@ def readable_sources(message: Message, sources: list) -> tuple[list, bool]:
     return kept, len(kept) < len(sources)
 
 
+def answered_from(sources: list) -> list[dict]:
+    """The knowledge sources (name, cascade priority) of the documents an answer cites (of all
+    its sources when it cites none), the first cited first."""
+    from knowledge.models import Document
+
+    cited = [s for s in sources if s.cited] or sources
+    ids = {s.document_id for s in cited if s.document_id}
+    rows = Document.objects.filter(pk__in=ids).values_list("pk", "source__name", "source__priority")
+    owners = {pk: (name, priority) for pk, name, priority in rows}
+    found: list[dict] = []
+    for s in cited:
+        owner = owners.get(s.document_id)
+        if owner and all(f["source"] != owner[0] for f in found):
+            found.append({"source": owner[0], "priority": owner[1]})
+    return found
+
+
+def cascade_label(message: Message, sources: list) -> str:
+    """ "answered from tier 1: QA Bible": which tier of the cascade, which sources; "" for
+    anything but an answer."""
+    if message.outcome not in (Message.Outcome.ANSWER, Message.Outcome.PARTIAL):
+        return ""
+    names = ", ".join(f["source"] for f in answered_from(sources))
+    if message.tier is not None:
+        return f"answered from tier {message.tier}" + (f": {names}" if names else "")
+    return f"answered from {names}" if names else ""
+
+
 def turn_context(message: Message) -> dict:
     sources = list(message.sources.all()) if message.pk else []
     done = message.status == Message.Status.DONE
@@ -75,5 +103,6 @@ def turn_context(message: Message) -> dict:
         "cited_sources": [s for s in sources if s.cited] or sources[:3],
         "tiles": list(enumerate(message.tiles or [])),
         "mode_label": MODE_LABELS.get(message.mode, ""),
+        "cascade_label": cascade_label(message, sources) if done and not revoked else "",
         "context_label": (message.context or {}).get("label", ""),
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 
 from chat.models import Message
+from chat.presenting import answered_from
 
 
 def message_json(message: Message, *, base_url: str = "") -> dict:
@@ -12,6 +13,7 @@ def message_json(message: Message, *, base_url: str = "") -> dict:
     # A question back: a document to choose ("clarify") or a version that exists ("ask").
     clarification = [t for t in tiles if t.get("kind") in ("clarify", "ask")]
     reformulations = [t for t in tiles if t.get("kind") == "reformulate"]
+    sources = list(message.sources.all())
     return {
         "id": message.pk,
         "question": message.question,
@@ -41,8 +43,12 @@ def message_json(message: Message, *, base_url: str = "") -> dict:
                 "cited": s.cited,
                 "note": s.note,
             }
-            for s in message.sources.all()
+            for s in sources
         ],
+        # The cascade: the tier (source priority) that answered, as `search --json` reports
+        # it (null: one pass over every source), and the sources the answer came from.
+        "tier": message.tier,
+        "answered_from": answered_from(sources),
         "models": {
             "embedding": message.embedding_model,
             "reranker": message.reranker_model or None,
