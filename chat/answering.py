@@ -129,7 +129,11 @@ def stream_answer(
         # conversation's topic below the minimum score: search the topic alone before refusing,
         # unless the follow-up asks about something the documents never mention.
         topic = previous_query(history)
-        if topic and topic != query and not unknown_words(message.question):
+        if (
+            topic
+            and topic != query
+            and not unknown_words(message.question, result.visible_source_ids)
+        ):
             retry = search(topic, user=user, filters=filters)
             if retry.hits:
                 query, result = topic, retry

@@ -24,17 +24,23 @@ def assess(question: str, sources, result) -> Answerability:
     evidence = [s.text for s in sources[:EVIDENCE_SOURCES]]
     best = result.hits[0].score if result.hits else None
     return check(
-        question, evidence, focus=_focus(question), best_score=best, common=_common(question)
+        question,
+        evidence,
+        focus=_focus(question, result.visible_source_ids),
+        best_score=best,
+        common=_common(question, result.visible_source_ids),
     )
 
 
-def _common(question: str) -> set[str]:
+def _common(question: str, visible_source_ids: list[int] | None = None) -> set[str]:
     """The named things of the question that many chunks hold (as whole words)."""
     names = [n for n in named_things(question) if " " not in n]
     if not names:
         return set()
     lexemes = _simple_lexemes(names)
-    df, total, _ = q.term_stats(sorted({x for found in lexemes.values() for x in found}))
+    df, total, _ = q.term_stats(
+        sorted({x for found in lexemes.values() for x in found}), visible_source_ids
+    )
     floor = max(2, COMMON_SHARE * total)
     return {
         n.casefold()
@@ -59,10 +65,10 @@ def _simple_lexemes(names: list[str]) -> dict[str, list[str]]:
     return found
 
 
-def _focus(question: str) -> list[str]:
+def _focus(question: str, visible_source_ids: list[int] | None = None) -> list[str]:
     """The question's content words the knowledge base knows, as stems, rarest first."""
     lexemes, words = q.query_terms(question, q.LANGUAGES)
-    df, total, _ = q.term_stats(lexemes)
+    df, total, _ = q.term_stats(lexemes, visible_source_ids)
     pairs = []
     for variants in words:
         known = [v for v in variants if df.get(v) and v.isalpha()]

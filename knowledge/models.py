@@ -35,6 +35,7 @@ class Source(models.Model):
         NONE = "", "None (uploads, the command line)"
         GIT = "git", "Git repository"
         FOLDER = "folder", "Folder on the server"
+        TRACKER = "tracker", "Issue tracker"
 
     class SyncStatus(models.TextChoices):
         NEVER = "", "Never synced"
@@ -330,28 +331,38 @@ class Chunk(models.Model):
 
 
 class TermStat(models.Model):
-    """Document frequency of a lexeme over the searchable chunks (BM25's IDF).
+    """Document frequency of a lexeme over one source's searchable chunks (BM25's IDF).
 
     PostgreSQL's full-text ranking has no IDF; this table keeps it, updated in the same
-    transaction that makes chunks searchable or not (``knowledge.termstats``).
+    transaction that makes chunks searchable or not (``knowledge.termstats``). Kept per source
+    so that a search sums the sources its user may read only: a private document's words must
+    not move anyone else's scores.
     """
 
-    lexeme = models.TextField(primary_key=True)
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="+")
+    lexeme = models.TextField()
     df = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["lexeme", "source"], name="termstat_unique_lexeme")
+        ]
 
     def __str__(self) -> str:
         return f"{self.lexeme}: {self.df}"
 
 
 class CorpusStat(models.Model):
-    """Totals over the searchable chunks: their number and summed length (BM25's avgdl)."""
+    """One source's searchable chunks: their number and summed length (BM25's avgdl)."""
 
-    key = models.CharField(max_length=50, primary_key=True)
+    source = models.OneToOneField(
+        Source, primary_key=True, on_delete=models.CASCADE, related_name="+"
+    )
     chunks = models.BigIntegerField(default=0)
     total_length = models.BigIntegerField(default=0)
 
     def __str__(self) -> str:
-        return f"{self.key}: {self.chunks} chunks"
+        return f"{self.source_id}: {self.chunks} chunks"
 
 
 # --- versions: cached change summaries and the log of staff actions (knowledge.versions) ---

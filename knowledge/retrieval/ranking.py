@@ -64,7 +64,7 @@ def rank_candidates(
         )
         extra = [x for x in extra if x not in lexemes]
         extra_lexemes = set(extra)
-        df, total, avg_length = q.term_stats([*lexemes, *extra])
+        df, total, avg_length = q.term_stats([*lexemes, *extra], scope.visible_source_ids)
         if stats is not None and words:
             stats["known_share"] = sum(1 for w in words if any(df.get(x) for x in w)) / len(words)
         idf = {x: fusion.bm25_idf(df[x], total) for x in lexemes if df.get(x)}

@@ -151,6 +151,7 @@ def search(
             timings=timings,
             tier=tier,
             notice=notice,
+            visible_source_ids=visible,
         )
         if hits:
             best = current
@@ -312,4 +313,5 @@ def _browse(
         "browse: chunks matching the filters, in document order",
         timings,
         browse=True,
+        visible_source_ids=visible,
     )

@@ -194,22 +194,34 @@ def query_terms(text: str, languages: Sequence[str]) -> tuple[list[str], list[li
     return sorted(lexemes), words
 
 
-def unknown_words(text: str) -> list[list[str]]:
-    """The content words of ``text`` (as in ``query_terms``) that no searchable chunk contains."""
+def unknown_words(text: str, visible_source_ids: list[int] | None = None) -> list[list[str]]:
+    """The content words of ``text`` (as in ``query_terms``) that no searchable chunk of the
+    sources the user may read contains (None: every source)."""
     lexemes, words = query_terms(text, LANGUAGES)
-    df, _, _ = term_stats(lexemes)
+    df, _, _ = term_stats(lexemes, visible_source_ids)
     return [word for word in words if not any(df.get(x) for x in word)]
 
 
-def term_stats(lexemes: Sequence[str]) -> tuple[dict[str, int], int, float]:
-    """Document frequencies of ``lexemes``, the number of searchable chunks and their mean length."""
+def term_stats(
+    lexemes: Sequence[str], visible_source_ids: list[int] | None = None
+) -> tuple[dict[str, int], int, float]:
+    """Document frequencies of ``lexemes``, the number of searchable chunks and their mean
+    length, over the sources the user may read (None: every source). Summed from the
+    per-source statistics (``knowledge.termstats``) in two index lookups."""
+    only, params = "", []
+    if visible_source_ids is not None:
+        only, params = "AND source_id = ANY(%s)", [list(visible_source_ids)]
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT lexeme, df FROM knowledge_termstat WHERE lexeme = ANY(%s)", [list(lexemes)]
+            f"SELECT lexeme, sum(df) FROM knowledge_termstat WHERE lexeme = ANY(%s) {only} "
+            "GROUP BY lexeme",
+            [list(lexemes), *params],
         )
-        df = {row[0]: int(row[1]) for row in cursor.fetchall()}
+        df = {row[0]: int(row[1]) for row in cursor.fetchall() if row[1]}
         cursor.execute(
-            "SELECT chunks, total_length FROM knowledge_corpusstat WHERE key = 'searchable'"
+            "SELECT coalesce(sum(chunks), 0), coalesce(sum(total_length), 0) "
+            f"FROM knowledge_corpusstat WHERE true {only}",
+            params,
         )
         row = cursor.fetchone()
     chunks, total = (int(row[0]), int(row[1])) if row else (0, 0)

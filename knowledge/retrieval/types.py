@@ -83,6 +83,9 @@ class SearchResult:
     tier: int | None = None  # the cascade tier the hits came from
     browse: bool = False  # no words left besides filters: chunks listed in document order
     notice: str = ""  # e.g. the embeddings server is down: word search only
+    # The sources the user may read (None: every source): statistics over the evidence (the
+    # answerability check) must count these only, as the search did.
+    visible_source_ids: list[int] | None = None
 
     @property
     def found(self) -> bool:

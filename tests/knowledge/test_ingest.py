@@ -259,8 +259,13 @@ def test_parsed_document_of_a_version_is_what_the_viewer_shows(db, client, alice
 
 
 def bm25_statistics() -> tuple[dict[str, int], list[tuple]]:
-    terms = dict(TermStat.objects.filter(df__gt=0).values_list("lexeme", "df"))
-    corpus = list(CorpusStat.objects.values_list("key", "chunks", "total_length"))
+    terms = {
+        (source, lexeme): df
+        for source, lexeme, df in TermStat.objects.filter(df__gt=0).values_list(
+            "source_id", "lexeme", "df"
+        )
+    }
+    corpus = list(CorpusStat.objects.values_list("source_id", "chunks", "total_length"))
     return terms, corpus
 
 
