@@ -64,6 +64,16 @@ SILENCED_SYSTEM_CHECKS = [] if env_bool("KB_HSTS_PRELOAD", False) else ["securit
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# Scripts from this server only, no inline script or handler (portal.headers); set
+# KB_CONTENT_SECURITY_POLICY to widen it (e.g. a CDN), or to "off" behind a proxy that sets one.
+_CSP_DEFAULT = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; "
+    "base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+)
+CONTENT_SECURITY_POLICY = env_str("KB_CONTENT_SECURITY_POLICY").strip() or _CSP_DEFAULT
+if CONTENT_SECURITY_POLICY.strip().lower() == "off":
+    CONTENT_SECURITY_POLICY = ""
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_AGE = env_int("KB_SESSION_HOURS", 12, minimum=1) * 3600
 
@@ -99,6 +109,7 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "portal.headers.PrivatePagesMiddleware",
+    "portal.headers.ContentSecurityPolicyMiddleware",
 ]
 
 ROOT_URLCONF = "portal.urls"

@@ -97,7 +97,7 @@ def test_clarification_tiles_in_the_browser_answer_from_the_chosen_document(bob,
         assert tiles.count() >= 2
         screenshot(page, "clarification-tiles")
         tiles.filter(has_text="Сетевой протокол").first.click()
-        page.wait_for_function("document.querySelectorAll('.turn').length >= 2")
+        page.locator(".turn").nth(1).wait_for()  # (no wait_for_function: the CSP forbids eval)
         followed = page.locator(".turn").last.locator(".bubble.answer[data-outcome]")
         followed.wait_for(timeout=30_000)
         assert followed.get_attribute("data-outcome") == "answer"

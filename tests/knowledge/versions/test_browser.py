@@ -66,7 +66,7 @@ def test_compare_page_switches_views_and_follows_a_deep_link_to_a_changed_row(
     link = page.locator(".diff-nav a[href^='#row-']").first
     target = link.get_attribute("href")
     link.click()
-    page.wait_for_function(f"location.hash === '{target}'")
+    page.wait_for_url(lambda url: url.endswith(target))  # no wait_for_function: CSP, no eval
     row = page.locator(f"tr{target}")
     assert "row-changed" in row.get_attribute("class")
     assert row.evaluate("el => el.matches(':target')")
