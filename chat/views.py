@@ -62,10 +62,21 @@ def _render_chat(request: HttpRequest, current: Conversation | None) -> HttpResp
 
 @require_POST
 def new_conversation(request: HttpRequest) -> HttpResponse:
+    """A new conversation with the chosen profile; with a question (the home page's box) it is
+    asked at once, and the conversation's page streams its answer."""
     profile = AssistantProfile.objects.filter(pk=id_param(request.POST.get("profile")) or 0).first()
     if profile is None:
         profile = AssistantProfile.objects.filter(is_default=True).first()
+    question = (request.POST.get("question") or "").strip()[:MAX_QUESTION_CHARS]
+    if question:
+        if not chat_enabled():
+            return redirect("home")
+        limited = over_limit(request, "ask")
+        if limited is not None:
+            return limited
     created = Conversation.objects.create(user=request.user, profile=profile)
+    if question:
+        start_message(created, question)
     return redirect("conversation", pk=created.pk)
 
 
