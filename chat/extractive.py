@@ -79,8 +79,9 @@ def best_quote(question: str, text: str, limit: int = 450) -> str:
 
 def _table_excerpt(text: str, question: str, limit: int) -> str:
     lines = text.splitlines()
-    header = [line for line in lines[:2] if line.startswith("|")]
-    rows = [line for line in lines[2:] if line.startswith("|")]
+    # The header row and its separator come first even after a caption above the table.
+    table = [line for line in lines if line.startswith("|")]
+    header, rows = table[:2], table[2:]
     wanted = {_stem(w) for w in _WORD.findall(question)}
     rows.sort(key=lambda r: -len(wanted & {_stem(w) for w in _WORD.findall(r)}))
     kept: list[str] = []

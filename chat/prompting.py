@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.db.models import Q
 from django.urls import reverse
 
 from chat.extractive import Passage, best_quote
 from chat.prompts import PROFILE_BLOCK, SOURCE_ENTRY, SOURCES_BLOCK, SYSTEM_RULES
+from chat.wording import language_of
 from knowledge.models import Chunk
 from knowledge.retrieval.types import SearchResult
+from knowledge.versions.naming import stems
 
 
 @dataclass
@@ -42,19 +45,92 @@ def chunk_url(chunk: Chunk) -> str:
     return f"{base}?version={chunk.version_id}&chunk={chunk.pk}#chunk-{chunk.pk}"
 
 
+def item_url(item: Chunk) -> str:
+    """A checklist item: the viewer highlights its row and scrolls to it."""
+    base = reverse("document", args=[item.document_id])
+    first_row = (item.meta.get("table_rows") or [1])[0]
+    anchor = f"b-{item.block_start}-r{first_row}"
+    return f"{base}?version={item.version_id}&chunk={item.pk}#{anchor}"
+
+
+# Where in a workbook a source is; a fixed text, so in the question's language.
+_SHEET_ROWS = {
+    "ru": ("Лист «{sheet}», строка {first}", "Лист «{sheet}», строки {first}–{last}"),
+    "en": ("Sheet «{sheet}», row {first}", "Sheet «{sheet}», rows {first}–{last}"),
+}
+
+
+def sheet_location(chunk: Chunk, language: str) -> str:
+    """ "Лист «Регистрация», строка 9" for a chunk of a spreadsheet; "" for other chunks."""
+    if not chunk.sheet or chunk.row_start is None:
+        return ""
+    one, many = _SHEET_ROWS.get(language, _SHEET_ROWS["en"])
+    last = chunk.row_end if chunk.row_end is not None else chunk.row_start
+    text = one if last == chunk.row_start else many
+    return text.format(sheet=chunk.sheet, first=chunk.row_start, last=last)
+
+
+def _items(hits, question: str) -> dict[int, Chunk]:
+    """Checklist table piece id -> the one item (row unit) it is cited as, for the pieces a
+    question points at one row of: the row sharing more of the question's words than any other
+    row, or, when no row shares any, the row unit whose meaning found the piece. A question
+    about the whole section (its words in every row alike) is cited as the piece."""
+    pieces = {
+        (c.version_id, c.position): c.pk
+        for c in Chunk.objects.filter(pk__in=[hit.chunk_id for hit in hits], meta__checklist=True)
+        .exclude(block_type=Chunk.BlockType.ROW)
+        .only("pk", "version_id", "position")
+    }
+    if not pieces:
+        return {}
+    wanted = Q()
+    for version_id, position in pieces:
+        wanted |= Q(version_id=version_id, meta__parent_position=position)
+    asked = set(stems(question))
+    rows: dict[int, list[tuple[int, Chunk]]] = {}
+    for row in Chunk.objects.filter(wanted, block_type=Chunk.BlockType.ROW):
+        piece = pieces.get((row.version_id, row.meta.get("parent_position")))
+        if piece is not None:
+            # Only the row's own line: caption and header are the same in every item.
+            line = row.text.rstrip().rsplit("\n", 1)[-1]
+            rows.setdefault(piece, []).append((len(asked & set(stems(line))), row))
+    found = {hit.chunk_id: hit.unit_id for hit in hits if hit.unit_id}
+    items: dict[int, Chunk] = {}
+    for piece, scored in rows.items():
+        scored.sort(key=lambda pair: -pair[0])
+        best = scored[0][0]
+        if best and (len(scored) == 1 or best > scored[1][0]):
+            items[piece] = scored[0][1]
+        elif not best and piece in found:
+            items[piece] = next((r for _, r in scored if r.pk == found[piece]), None)
+    return {piece: item for piece, item in items.items() if item is not None}
+
+
 def build_sources(result: SearchResult, *, question: str) -> list[PromptSource]:
     """Number the hits [1]..[N] in rank order; the prompt text is the chunk, expanded to its
-    enclosing section for the best two documents (up to KB_EXPAND_CHARS each)."""
+    enclosing section for the best two documents (up to KB_EXPAND_CHARS each).
+
+    A checklist's table piece is cited as one item when the question points at one (its row
+    unit found the piece, or one row shares the most words with the question): the row, with
+    the header row, is the quote and the passage, and the link and location name its row.
+    """
     ids = [hit.chunk_id for hit in result.hits]
     chunks = {
         c.pk: c for c in Chunk.objects.filter(pk__in=ids).select_related("document", "version")
     }
+    items = _items(result.hits, question)
     expanded = _expanded_texts(result)
+    language = language_of(question)
     sources = []
     for hit in result.hits:
         chunk = chunks.get(hit.chunk_id)
         if chunk is None:
             continue
+        item = items.get(chunk.pk)
+        cited = item or chunk
+        heading = " › ".join(chunk.heading_path)
+        if location := sheet_location(cited, language):
+            heading = f"{heading} — {location}" if heading else location
         number = len(sources) + 1
         sources.append(
             PromptSource(
@@ -64,14 +140,14 @@ def build_sources(result: SearchResult, *, question: str) -> list[PromptSource]:
                 version_id=chunk.version_id,
                 title=chunk.document.title,
                 version_label=chunk.version.display_label,
-                heading=" › ".join(chunk.heading_path),
+                heading=heading,
                 section=chunk.section,
-                url=chunk_url(chunk),
+                url=item_url(item) if item else chunk_url(chunk),
                 text=expanded.get(chunk.pk, chunk.text),
-                quote=best_quote(question, chunk.text, limit=280),
+                quote=best_quote(question, cited.text, limit=280),
                 score=hit.score,
                 scores=hit.explain(),
-                chunk_text=chunk.text,
+                chunk_text=cited.text,
                 is_table=chunk.block_type in ("table", "test_case"),
             )
         )

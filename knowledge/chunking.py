@@ -103,33 +103,51 @@ class Chunker:
 
     def _with_row_units(self, drafts: list[ChunkDraft], pieces: list[tuple]) -> list[ChunkDraft]:
         """The drafts with the row units of the long tables right after the piece they belong
-        to (``meta["parent_position"]``: the piece's position in the version)."""
-        if not self.config.row_unit_min_rows:
-            return drafts
+        to (``meta["parent_position"]``: the piece's position in the version). A checklist's
+        rows are items: one unit per row, however short its table."""
         of_piece = {id(piece): (table, caption, rows) for piece, table, caption, rows in pieces}
-        step = max(1, self.config.rows_per_unit)
         out: list[ChunkDraft] = []
         for draft in drafts:
             out.append(draft)
             found = of_piece.get(id(draft))
-            if found is None or len(found[0].rows) < self.config.row_unit_min_rows:
+            step = self._unit_rows(draft, found[0]) if found else 0
+            if not step:
                 continue
             table, caption, (first, last) = found
+            if draft.meta.get("checklist") and not caption:
+                # An item read alone still says which sheet and section it belongs to.
+                caption = " › ".join(draft.heading_path)
             parent = len(out) - 1
             for start in range(first, last, step):
                 end = min(last, start + step)
                 text = table.to_markdown(table.rows[start:end])
                 body = f"{caption}\n\n{text}" if caption else text
+                meta = {"parent_position": parent, "table_rows": [start + 1, end]}
+                if draft.meta.get("checklist"):
+                    meta["checklist"] = True
+                rows = draft.row_start, draft.row_start
+                if draft.row_start is not None:  # the piece's first row is table row ``first``
+                    rows = draft.row_start + start - first, draft.row_start + end - 1 - first
                 out.append(
                     replace(
                         draft,
                         text=body,
                         block_type=ROW_UNIT,
                         token_count=count_tokens(body),
-                        meta={"parent_position": parent, "table_rows": [start + 1, end]},
+                        row_start=rows[0],
+                        row_end=rows[1],
+                        meta=meta,
                     )
                 )
         return out
+
+    def _unit_rows(self, draft: ChunkDraft, table: Table) -> int:
+        """Rows per unit for this table piece; 0: no units."""
+        if draft.meta.get("checklist"):
+            return 1 if len(table.rows) > 1 else 0  # a one-row table is its only item already
+        if self.config.row_unit_min_rows and len(table.rows) >= self.config.row_unit_min_rows:
+            return max(1, self.config.rows_per_unit)
+        return 0
 
 
 class _Run:

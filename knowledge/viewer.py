@@ -1,8 +1,8 @@
 """The document viewer's model: a version's parsed blocks as HTML pieces with anchors.
 
 Every section gets an anchor (``s-2.1``), every block one (``b-12``), every chunk one at its first
-block (``chunk-345``); the chunk an answer cited is highlighted (for a table split into several
-chunks, only that chunk's rows).
+block (``chunk-345``), every table row one (``b-12-r3``); the chunk an answer cited is highlighted
+(for a table split into several chunks, or a checklist item, only that chunk's rows).
 """
 
 from __future__ import annotations
@@ -51,6 +51,15 @@ def build_view(version: DocumentVersion | None, highlight_chunk: int | None = No
     for chunk in chunks:
         starts.setdefault(chunk["block_start"], []).append(chunk["pk"])
     target = next((c for c in chunks if c["pk"] == highlight_chunk), None)
+    if target is None and highlight_chunk is not None:
+        # A cited checklist item (a row unit): its own rows are highlighted in its table.
+        target = (
+            Chunk.objects.filter(
+                version=version, pk=highlight_chunk, block_type=Chunk.BlockType.ROW
+            )
+            .values("pk", "block_start", "block_end", "meta")
+            .first()
+        )
     markdown_source = version.format == "markdown"
     blocks = []
     for index, block in enumerate(parsed.blocks):

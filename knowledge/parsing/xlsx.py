@@ -4,8 +4,9 @@ A sheet becomes a heading (level 1) followed by its tables. The header row is th
 with two or more filled cells; the rows under it, up to the next empty row, are one table
 block, and each later run of rows separated by empty rows is a block of its own. In a table
 block ``rows[i]`` is spreadsheet row ``row_start + i``, so a chunk of rows can still cite its
-row numbers. Checklists (a column of Pass/Fail values) and test-case sheets (step and
-expected-result columns) become "test_case" blocks.
+row numbers. Checklists (a column of Pass/Fail values, or check and expected-result columns)
+and test-case sheets (step and expected-result columns) become "test_case" blocks, split by the
+checklist's sections into level-2 headings (``xlsx_checklists``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from knowledge.parsing.base import (
     looks_like_test_case,
 )
 from knowledge.parsing.text import NO_TEXT, file_stem
+from knowledge.parsing.xlsx_checklists import checklist_blocks, looks_like_checklist
 
 if TYPE_CHECKING:
     from openpyxl.worksheet._read_only import ReadOnlyWorksheet
@@ -228,6 +230,8 @@ def _blocks(sheets: list[_Sheet]) -> list[Block]:
         section, path = tracker.open(1, sheet.name)
         sheet_blocks = [Block(kind="heading", text=sheet.name, level=1), *_sheet_blocks(sheet)]
         for block in sheet_blocks:
+            if block.kind == "heading" and block.level == 2:  # a checklist's section
+                section, path = tracker.open(2, block.text)
             block.sheet, block.heading_path, block.section = sheet.name, list(path), section
             if sheet.hidden:
                 block.meta["hidden"] = True
@@ -268,7 +272,8 @@ def _sheet_blocks(sheet: _Sheet) -> list[Block]:
             run = run[1:]
             if not run:
                 continue
-        blocks.append(_table_block(sheet, header_row, header, run, caption))
+        block = _table_block(sheet, header_row, header, run, caption)
+        blocks += checklist_blocks(block) if block.kind == "test_case" else [block]
     return blocks
 
 
@@ -291,7 +296,11 @@ def _table_block(
     keep = [i for i in range(width) if any(row[i] for row in grid)]
     grid = [[row[i] for i in keep] for row in grid]
     table = Table(header=grid[0], rows=grid[1:])
-    is_test = looks_like_test_case(table.header, caption) or _has_status_column(table)
+    is_test = (
+        looks_like_test_case(table.header, caption)
+        or _has_status_column(table)
+        or looks_like_checklist(table.header)
+    )
     return Block(
         kind="test_case" if is_test else "table",
         text=table.to_markdown(),

@@ -134,3 +134,49 @@ def test_a_document_of_headings_only_becomes_one_chunk_of_its_titles():
     assert len(chunks) == 1
     assert chunks[0].text == "# Мобильное тестирование\n## Android"
     assert chunks[0].sections == ["1", "1.1"] and chunks[0].meta == {"headings_only": True}
+
+
+def _workbook_chunks(data: bytes, config: ChunkingConfig | None = None) -> list:
+    from knowledge.parsing.registry import parse_document
+
+    return Chunker(config).chunk(parse_document(data, "checks.xlsx"))
+
+
+def test_every_checklist_row_is_an_item_with_its_own_spreadsheet_row():
+    from tests.knowledge.checklists import CHECKOUT, REGISTRATION, checklist_workbook
+
+    chunks = _workbook_chunks(checklist_workbook())
+    items = [c for c in chunks if c.block_type == "row"]
+    assert len(items) == sum(len(rows) for _, rows in REGISTRATION + CHECKOUT)
+    password = next(c for c in items if "Пароль короче 8 символов" in c.text)
+    assert (password.sheet, password.row_start, password.row_end) == ("Регистрация", 9, 9)
+    lines = password.text.splitlines()
+    # The item read alone: its sheet and section, the header row, its own row only.
+    assert lines[0] == "Регистрация › Пароль"
+    assert lines[2].startswith("| № | Раздел | Проверка | Ожидаемый результат |")
+    assert len(lines) == 5 and lines[4].startswith("| 5 | Пароль | Пароль короче 8 символов |")
+    assert password.meta["checklist"] is True
+    parent = chunks[password.meta["parent_position"]]
+    assert parent.block_type == "test_case" and (parent.row_start, parent.row_end) == (9, 12)
+    # Row units stay off for ordinary tables but a checklist's items do not need them.
+    off = _workbook_chunks(checklist_workbook(), ChunkingConfig(row_unit_min_rows=0))
+    assert len([c for c in off if c.block_type == "row"]) == len(items)
+
+
+def test_row_units_of_a_spreadsheet_table_cite_their_own_rows():
+    import io
+
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Серверы"
+    sheet.append(["Хост", "Порт"])
+    for i in range(5):
+        sheet.append([f"db{i}", 5432 + i])
+    buffer = io.BytesIO()
+    workbook.save(buffer)
+    chunks = _workbook_chunks(buffer.getvalue(), ChunkingConfig(rows_per_unit=2))
+    units = [c for c in chunks if c.block_type == "row"]
+    assert [(u.row_start, u.row_end) for u in units] == [(2, 3), (4, 5), (6, 6)]
+    assert "checklist" not in units[0].meta
