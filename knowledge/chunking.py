@@ -196,8 +196,13 @@ class _Run:
         self.last_flow = (block, index)
 
     def table(self, block: Block, index: int) -> None:
-        caption = ""
-        if self.last_flow and count_tokens(self.last_flow[0].text) <= self.config.caption_tokens:
+        # A parser that knows the table's caption says so; else a short paragraph right above.
+        caption = str(block.meta.get("caption") or "")
+        if (
+            not caption
+            and self.last_flow
+            and count_tokens(self.last_flow[0].text) <= self.config.caption_tokens
+        ):
             caption = self.last_flow[0].text
         self.flush()
         table = block.table

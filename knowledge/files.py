@@ -7,6 +7,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from knowledge.parsing.detect import API_EXTENSIONS, looks_like_openapi
 from knowledge.registration import SUPPORTED_SUFFIXES
 
 SKIPPED_NAMES: set[str] = set()
@@ -26,7 +27,9 @@ def iter_document_files(root: Path) -> Iterator[tuple[Path, str, str]]:
     """(path, path relative to root, problem) for every candidate file, sorted.
 
     ``problem`` is a plain-words reason to refuse the file before reading it (too big), or "".
-    Hidden files, files of unsupported types and tables of contents are not candidates.
+    Hidden files, files of unsupported types and tables of contents are not candidates, nor, in
+    a folder, JSON and YAML files that are no API description (package.json, mkdocs.yml): a
+    file named on its own is always one, and is told what it is not.
     """
     limit = settings.MAX_UPLOAD_MB * 1024 * 1024
     files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
@@ -42,6 +45,14 @@ def iter_document_files(root: Path) -> Iterator[tuple[Path, str, str]]:
         if path.suffix.lower() not in SUPPORTED_SUFFIXES or path.name in SKIPPED_NAMES:
             continue
         size = path.stat().st_size
+        suffix = path.suffix.lower()
+        if (
+            root.is_dir()
+            and suffix in API_EXTENSIONS
+            and size <= limit
+            and not looks_like_openapi(path.read_bytes(), suffix)
+        ):
+            continue
         problem = ""
         if size > limit:
             problem = (

@@ -18,7 +18,18 @@ from django.utils import timezone
 from knowledge.models import Document, DocumentVersion, Source
 from knowledge.storage import sha256_of, store_blob
 
-SUPPORTED_SUFFIXES = {".docx", ".pdf", ".xlsx", ".md", ".markdown", ".txt"}
+# JSON and YAML: API descriptions (OpenAPI, Swagger); the content decides, not the name.
+SUPPORTED_SUFFIXES = {
+    ".docx",
+    ".pdf",
+    ".xlsx",
+    ".md",
+    ".markdown",
+    ".txt",
+    ".json",
+    ".yaml",
+    ".yml",
+}
 
 _DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4})[-_.](\d{2})[-_.](\d{2})(?!\d)")
 _VERSION_IN_NAME = re.compile(

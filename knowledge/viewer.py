@@ -104,4 +104,6 @@ def _table_html(index: int, block: Block, highlight_rows: list[int] | None) -> s
     caption = ""
     if block.kind == "test_case" and block.meta.get("function"):
         caption = f"<caption>Test case: {escape(block.meta['function'])}</caption>"
+    elif block.meta.get("caption"):
+        caption = f"<caption>{escape(block.meta['caption'])}</caption>"
     return f'<table class="doc-table">{caption}<thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'

@@ -2,21 +2,32 @@
 
 Also the checks that must run before any parser touches the bytes: an empty file, a zip bomb
 (a DOCX or XLSX that expands to far more than it weighs), an image or archive named like a
-document, an encrypted Office file.
+document, an encrypted Office file. Text that is an OpenAPI (Swagger) description, in JSON or
+YAML, is an API description whatever its name.
 """
 
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from knowledge.parsing.base import ParseError
 
-FORMATS = ("docx", "pdf", "xlsx", "markdown", "text")
+FORMATS = ("docx", "pdf", "xlsx", "markdown", "text", "openapi")
 MARKDOWN_EXTENSIONS = {".md", ".markdown", ".mdown", ".mkd"}
 TEXT_EXTENSIONS = {".txt", ".text", ".log", ".csv", ".rst"}
+# JSON and YAML files are indexed only as API descriptions: a name like these sends the file to
+# the OpenAPI parser, which says in plain words what else it is (invalid, or no API at all).
+API_EXTENSIONS = {".json", ".yaml", ".yml"}
+# An OpenAPI/Swagger description by content: the version key and "paths" at the top level
+# (YAML: at the start of a line; JSON: as a key anywhere, checked again by the parser).
+_YAML_API = re.compile(rb"^(?:openapi|swagger)[ \t]*:", re.M)
+_YAML_PATHS = re.compile(rb"^paths[ \t]*:", re.M)
+_JSON_API = re.compile(rb'"(?:openapi|swagger)"\s*:')
+_JSON_PATHS = re.compile(rb'"paths"\s*:\s*\{')
 
 # A DOCX/XLSX may not unpack to more than this, nor with a higher ratio than this.
 MAX_UNPACKED_BYTES = 512 * 1024 * 1024
@@ -40,6 +51,9 @@ _EXPECTED = {
     ".xlsx": "an Excel workbook",
     ".md": "a Markdown page",
     ".txt": "a text file",
+    ".json": "an API description",
+    ".yaml": "an API description",
+    ".yml": "an API description",
 }
 
 
@@ -130,8 +144,32 @@ def _detect_text(data: bytes, suffix: str) -> Detected:
     controls = sum(1 for b in sample if b < 9 or 13 < b < 32)
     if b"\x00" in sample or controls > len(sample) * 0.01:
         raise ParseError(f"The file is binary data, not {_what_it_should_be('x' + suffix)}")
+    if looks_like_openapi(data, suffix):
+        return _with_warning("openapi", suffix, API_EXTENSIONS)
+    if suffix in API_EXTENSIONS:
+        return Detected("openapi")  # not an API description: the parser says what it is
     if suffix in MARKDOWN_EXTENSIONS:
         return Detected("markdown")
     if suffix in {".docx", ".pdf", ".xlsx"}:
         raise ParseError(f"The file is plain text, not {_what_it_should_be('x' + suffix)}")
     return Detected("text")
+
+
+def looks_like_openapi(data: bytes, suffix: str = "") -> bool:
+    """An OpenAPI 3 or Swagger 2 description in JSON or YAML, by its top-level keys. Under
+    another name than .json/.yaml the file must also load as one: a wiki page quoting a YAML
+    example in a code block stays a page."""
+    head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith(b"{"):
+        found = _JSON_API.search(data) and _JSON_PATHS.search(data)
+    else:
+        found = _YAML_API.search(data) and _YAML_PATHS.search(data)
+    if not found or suffix in API_EXTENSIONS:
+        return bool(found)
+    from knowledge.parsing.openapi_load import load_spec
+
+    try:
+        load_spec(data)
+    except ParseError:
+        return False
+    return True

@@ -24,6 +24,10 @@ def parser_for(fmt: str) -> Parser:
         from knowledge.parsing.markdown import MarkdownParser
 
         return MarkdownParser()
+    if fmt == "openapi":
+        from knowledge.parsing.openapi import OpenApiParser
+
+        return OpenApiParser()
     if fmt == "text":
         from knowledge.parsing.text import TextParser
 
