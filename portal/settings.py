@@ -340,6 +340,12 @@ SOURCES_DIR = env_path("KB_SOURCES_DIR", DATA_DIR / "sources")
 GIT_TIMEOUT_SECONDS = env_int("KB_GIT_TIMEOUT_SECONDS", 300, minimum=5)
 SOURCE_SYNC_CHECK_SECONDS = env_int("KB_SOURCE_SYNC_CHECK_SECONDS", 60, minimum=10)
 SOURCE_SYNC_STALE_SECONDS = env_int("KB_SOURCE_SYNC_STALE_SECONDS", 3600, minimum=60)
+# Tracker sources (knowledge.sources.tracker): the comment marker that makes a closed ticket a
+# document, how long one request may take, tickets and comments asked per page. Their tokens
+# are read at each sync (KB_TRACKER_TOKEN_<SOURCE>, KB_TRACKER_TOKEN), never stored.
+TRACKER_MARKER = env_str("KB_TRACKER_MARKER", "#RESOLVED").strip() or "#RESOLVED"
+TRACKER_TIMEOUT_SECONDS = env_int("KB_TRACKER_TIMEOUT_SECONDS", 30, minimum=1)
+TRACKER_PAGE_SIZE = env_int("KB_TRACKER_PAGE_SIZE", 50, minimum=1)
 
 # --- models (local folders only: nothing is downloaded at run time) ---------------------------
 EMBEDDER = env_choice("KB_EMBEDDER", "use", ("use", "bge-m3", "sentence-transformers", "openai"))

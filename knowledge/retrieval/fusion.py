@@ -77,17 +77,33 @@ def cap_per_document(ranked: Sequence[Candidate], per_document: int) -> list[Can
     return kept
 
 
+# Chunks of sources that prefer fresh documents match equally when their scores are this
+# close: two closed tickets with the same fix still differ by their key and resolution date,
+# which moves their scores in the third decimal. Anywhere else only true ties count.
+FRESH_TIE = 0.01
+
+
 def order(
-    candidates: Iterable[Candidate], *, tie: float = 1e-6, by: str = "score"
+    candidates: Iterable[Candidate],
+    *,
+    tie: float = 1e-6,
+    fresh_tie: float = FRESH_TIE,
+    by: str = "score",
 ) -> list[Candidate]:
     """Best ``by`` (a score attribute) first; scores within ``tie`` of each other go to the
-    fresher chunk when its source asks for freshness."""
+    fresher chunk when its source asks for freshness, and so do scores within ``fresh_tie`` of
+    each other when every chunk among them comes from such a source."""
     ranked = sorted(candidates, key=lambda c: -getattr(c, by))
     result: list[Candidate] = []
     i = 0
     while i < len(ranked):
+        best = getattr(ranked[i], by)
+        fresh = ranked[i].prefer_fresh
         j = i + 1
-        while j < len(ranked) and abs(getattr(ranked[j], by) - getattr(ranked[i], by)) <= tie:
+        while j < len(ranked):
+            fresh = fresh and ranked[j].prefer_fresh
+            if best - getattr(ranked[j], by) > (max(tie, fresh_tie) if fresh else tie):
+                break
             j += 1
         group = ranked[i:j]
         if len(group) > 1 and any(c.prefer_fresh for c in group):

@@ -1,4 +1,4 @@
-"""The interface between a connector (git, a folder, later a tracker) and the sync service.
+"""The interface between a connector (git, a folder, a tracker) and the sync service.
 
 A connector says what changed since a cursor it gave before: the items new or changed (each
 with its versions, oldest first), the ids deleted, and the new cursor. It never touches the
@@ -31,6 +31,10 @@ class ItemVersion:
     label: str = ""  # "" = derived from the file name, as for uploads
     label_date: date | None = None
     updated_at: datetime | None = None
+    # The version's own date at its origin (a ticket's resolution), which then stands as its
+    # creation time: the one the freshness tie-break (Source.prefer_fresh) compares. None:
+    # when the sync registered it.
+    dated_at: datetime | None = None
 
 
 @dataclass
@@ -99,6 +103,11 @@ def sync_settings_problems(source: Source) -> dict[str, str]:
         problems["sync_url"] = "A URL or path cannot start with '-'."
     if connector == "folder" and url and not url.startswith("/"):
         problems["sync_url"] = "A folder is given by its absolute path on the server."
+    if connector == "tracker" and url:
+        from knowledge.sources.tracker import settings_problem
+
+        if problem := settings_problem(url):
+            problems["sync_url"] = problem
     if source.branch.startswith("-") or ".." in source.branch or " " in source.branch:
         problems["branch"] = "Not a branch name."
     if ".." in PurePosixPath(source.subpath).parts:

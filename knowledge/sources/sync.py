@@ -24,7 +24,7 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from knowledge.models import Document, Source
+from knowledge.models import Document, DocumentVersion, Source
 from knowledge.registration import register_file, remove_document, safe_path
 from knowledge.sources.base import ChangedItem, Changes, Connector, SyncError
 
@@ -91,7 +91,13 @@ def connector_for(source: Source) -> Connector:
         from knowledge.sources.folder import FolderConnector
 
         return FolderConnector(source)
-    raise SyncError(f"{source.name} does not sync itself: it has no connector (git, folder).")
+    if source.connector == Source.Connector.TRACKER:
+        from knowledge.sources.tracker import TrackerConnector
+
+        return TrackerConnector(source)
+    raise SyncError(
+        f"{source.name} does not sync itself: it has no connector (git, folder, tracker)."
+    )
 
 
 def sync_source(
@@ -208,6 +214,8 @@ def _register(
         )
         if registration.created:
             created.append(registration.version.pk)
+            if version.dated_at is not None:
+                _date(registration.version.pk, version.dated_at)
     reverted = registration is not None and not registration.created and _make_current(registration)
     if registration is not None and (item.title or item.url):
         Document.objects.filter(pk=registration.document.pk).update(
@@ -222,6 +230,15 @@ def _register(
     else:
         outcome.unchanged += 1
     return gone
+
+
+def _date(version_id: int, when) -> None:
+    """The version dates from ``when`` (a ticket's resolution), not from this sync. Its
+    heartbeat says "queued now", so the maintenance does not take an old date for a lost
+    message (``knowledge.maintenance``)."""
+    DocumentVersion.objects.filter(pk=version_id).update(
+        created_at=when, heartbeat_at=timezone.now()
+    )
 
 
 def _make_current(registration) -> bool:

@@ -1,4 +1,5 @@
-"""``manage.py source add|sync|list``: sources that sync themselves (a git wiki, a folder).
+"""``manage.py source add|sync|list``: sources that sync themselves (a git wiki, a folder,
+an issue tracker's closed tickets).
 
 ``source sync NAME`` runs the same sync service as the workers' schedule and the "Sync now"
 button, then ingests what it registered in this process (no worker needed), like ``ingest``.
@@ -19,19 +20,26 @@ from knowledge.ingest import ingest_version
 from knowledge.models import DocumentVersion, Source
 from knowledge.sources.base import redact_url
 from knowledge.sources.sync import sync_source
+from knowledge.sources.tracker import FLAVOURS, token_variables, tracker_url
 
-CONTENT_KIND = {"git": Source.Kind.WIKI, "folder": Source.Kind.FOLDER}
+CONTENT_KIND = {
+    "git": Source.Kind.WIKI,
+    "folder": Source.Kind.FOLDER,
+    "tracker": Source.Kind.TRACKER,
+}
 
 
 class Command(BaseCommand):
-    help = "Add, sync and list sources that sync themselves (git, folder)."
+    help = "Add, sync and list sources that sync themselves (git, folder, tracker)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         verbs = parser.add_subparsers(dest="verb", required=True)
         add = verbs.add_parser("add", help="add a source that syncs itself")
         add.add_argument("name")
-        add.add_argument("--kind", required=True, choices=["git", "folder"])
-        add.add_argument("--url", default="", help="git: a URL or local path; folder: its path")
+        add.add_argument("--kind", required=True, choices=["git", "folder", "tracker"])
+        add.add_argument(
+            "--url", default="", help="git: a URL or local path; folder: its path; tracker: its API"
+        )
         add.add_argument("--branch", default="", help="git: the branch (default: the remote's)")
         add.add_argument("--path", default="", help="only files under this folder of it")
         add.add_argument("--base-url", default="", help="a page's link = base URL + its path")
@@ -39,6 +47,20 @@ class Command(BaseCommand):
         add.add_argument("--history", type=int, default=1, help="git: commits per page as versions")
         add.add_argument("--interval", type=int, default=15, help="minutes between syncs (0: off)")
         add.add_argument("--private", action="store_true", help="only staff read it at first")
+        tracker = add.add_argument_group("tracker")
+        tracker.add_argument("--tracker", choices=FLAVOURS, help="which tracker's API")
+        tracker.add_argument(
+            "--query",
+            default="",
+            help="jira: JQL; yandex: a filter (JSON) or a query; gitlab: the project id or path",
+        )
+        tracker.add_argument("--org", default="", help="yandex: the organisation id (X-Org-ID)")
+        tracker.add_argument(
+            "--cloud-org", default="", help="yandex: a Yandex Cloud organisation (X-Cloud-Org-ID)"
+        )
+        tracker.add_argument(
+            "--marker", default="", help="the resolution comment's marker (KB_TRACKER_MARKER)"
+        )
         sync = verbs.add_parser("sync", help="sync a source now and ingest what changed")
         sync.add_argument("name")
         sync.add_argument("--json", action="store_true", help="print a machine-readable summary")
@@ -53,11 +75,14 @@ class Command(BaseCommand):
     def _add(self, options: dict[str, Any]) -> None:
         if Source.objects.filter(name__iexact=options["name"]).exists():
             raise CommandError(f"a source named {options['name']!r} exists; change it in the admin")
+        tracking = options["kind"] == "tracker"
+        if tracking and not options["tracker"]:
+            raise CommandError(f"a tracker source needs --tracker {'|'.join(FLAVOURS)}")
         source = Source(
             name=options["name"],
             kind=CONTENT_KIND[options["kind"]],
             connector=options["kind"],
-            sync_url=_local_or_url(options["url"]),
+            sync_url=_tracker_url(options) if tracking else _local_or_url(options["url"]),
             branch=options["branch"],
             subpath=options["path"].strip("/"),
             base_url=options["base_url"],
@@ -65,6 +90,9 @@ class Command(BaseCommand):
             history_depth=options["history"],
             sync_interval_minutes=options["interval"],
             is_public=not options["private"],
+            # Two tickets that match equally: the later-closed one first (versions are dated
+            # at the resolution).
+            prefer_fresh=tracking,
         )
         try:
             source.full_clean()
@@ -76,6 +104,9 @@ class Command(BaseCommand):
             f"Added {source.name} ({source.connector}, {redact_url(source.sync_url)}); "
             f"sync it with: manage.py source sync {_quoted(source.name)}"
         )
+        if tracking:
+            own, default = token_variables(source)
+            self.stdout.write(f"  its token: {own} (or {default}) in the workers' environment")
 
     # --- sync ----------------------------------------------------------------------------------
 
@@ -174,6 +205,17 @@ def _local_or_url(value: str) -> str:
     if value and "://" not in value and Path(value).expanduser().exists():
         return str(Path(value).expanduser().resolve())
     return value
+
+
+def _tracker_url(options: dict[str, Any]) -> str:
+    return tracker_url(
+        options["url"],
+        tracker=options["tracker"],
+        query=options["query"],
+        org=options["org"],
+        cloud_org=options["cloud_org"],
+        marker=options["marker"],
+    )
 
 
 def _quoted(name: str) -> str:

@@ -97,9 +97,23 @@ def test_ties_keep_their_order_when_no_source_prefers_fresh():
 
 
 def test_freshness_never_beats_a_better_score():
-    better_old = cand(1, 0.51, freshness=1_000.0, prefer_fresh=True)
+    better_old = cand(1, 0.52, freshness=1_000.0, prefer_fresh=True)  # beyond FRESH_TIE
     new = cand(2, 0.50, freshness=2_000.0, prefer_fresh=True)
     assert [c.chunk_id for c in fusion.order([new, better_old])] == [1, 2]
+
+
+def test_near_ties_go_to_the_fresher_chunk_when_every_one_prefers_fresh():
+    old = cand(1, 0.505, freshness=1_000.0, prefer_fresh=True)
+    new = cand(2, 0.500, freshness=2_000.0, prefer_fresh=True)
+    assert [c.chunk_id for c in fusion.order([old, new])] == [2, 1]
+    assert [c.chunk_id for c in fusion.order([old, new], fresh_tie=0.001)] == [1, 2]
+
+
+def test_a_near_tie_never_jumps_a_chunk_of_a_source_without_freshness():
+    old = cand(1, 0.505, freshness=1_000.0, prefer_fresh=True)
+    other = cand(2, 0.503, freshness=500.0)
+    new = cand(3, 0.500, freshness=2_000.0, prefer_fresh=True)
+    assert [c.chunk_id for c in fusion.order([new, other, old])] == [1, 2, 3]
 
 
 def test_select_applies_cap_then_minimum_score_then_n():
