@@ -74,8 +74,9 @@ class AuditEvent(models.Model):
 
 
 class ExternalIdentity(models.Model):
-    """A user's account at the company's identity provider (OpenID Connect): matched by the
-    provider's issuer and subject, never by a user name or e-mail an outsider could choose."""
+    """A user's account at the company's identity provider (OpenID Connect) or directory (LDAP):
+    matched by the provider's issuer and subject (a directory entry's stable identifier), never
+    by a user name or e-mail an outsider could choose."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="external_identities"

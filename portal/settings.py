@@ -247,8 +247,39 @@ if OIDC_ENABLED:
     ]
     if _missing:
         raise ImproperlyConfigured(f"KB_OIDC_CLIENT_ID is set but {', '.join(_missing)} not")
-AUTHENTICATION_BACKENDS = ["django.contrib.auth.backends.ModelBackend"] + (
-    ["portal.oidc.PortalOIDCBackend"] if OIDC_ENABLED else []
+
+# Company sign-in against an LDAP directory (portal.ldap_auth): on when KB_LDAP_URL is set. The
+# login form checks local accounts first, then the directory. Use ldaps:// or KB_LDAP_START_TLS:
+# plain ldap:// sends the user's password over the network as it is.
+LDAP_URL = env_url("KB_LDAP_URL", ("ldap", "ldaps"))
+LDAP_ENABLED = bool(LDAP_URL)
+LDAP_START_TLS = env_bool("KB_LDAP_START_TLS", False)
+LDAP_CA_FILE = env_str("KB_LDAP_CA_FILE")  # empty: the system's trusted authorities
+LDAP_TIMEOUT = env_int("KB_LDAP_TIMEOUT", 5, minimum=1)  # seconds to connect, and per answer
+LDAP_BIND_DN = env_str("KB_LDAP_BIND_DN")  # the service account; empty: anonymous
+LDAP_BIND_PASSWORD = env_str("KB_LDAP_BIND_PASSWORD")
+LDAP_USER_BASE = env_str("KB_LDAP_USER_BASE")
+LDAP_USER_FILTER = env_str("KB_LDAP_USER_FILTER", "(uid=%(user)s)")
+LDAP_USERNAME_ATTRIBUTE = env_str("KB_LDAP_USERNAME_ATTRIBUTE", "uid")
+# Accounts are keyed by (issuer, this attribute's value): it must never change nor be reused.
+LDAP_ID_ATTRIBUTE = env_str("KB_LDAP_ID_ATTRIBUTE", "entryUUID")
+LDAP_GROUP_BASE = env_str("KB_LDAP_GROUP_BASE")  # empty: the groups in the user's memberOf
+LDAP_GROUP_FILTER = env_str("KB_LDAP_GROUP_FILTER", "(member=%(dn)s)")
+LDAP_GROUP_NAME_ATTRIBUTE = env_str("KB_LDAP_GROUP_NAME_ATTRIBUTE", "cn")
+LDAP_SYNC_GROUPS = env_bool("KB_LDAP_SYNC_GROUPS", True)
+LDAP_STAFF_GROUPS = env_list("KB_LDAP_STAFF_GROUPS")
+LDAP_ISSUER = env_str("KB_LDAP_ISSUER")  # the accounts' namespace; default ldap://<host>
+if LDAP_ENABLED:
+    if not LDAP_USER_BASE:
+        raise ImproperlyConfigured("KB_LDAP_URL is set but KB_LDAP_USER_BASE not")
+    if "%(user)s" not in LDAP_USER_FILTER:
+        raise ImproperlyConfigured(f"KB_LDAP_USER_FILTER={LDAP_USER_FILTER!r} lacks %(user)s")
+    if LDAP_BIND_DN and not LDAP_BIND_PASSWORD:
+        raise ImproperlyConfigured("KB_LDAP_BIND_DN is set but KB_LDAP_BIND_PASSWORD not")
+AUTHENTICATION_BACKENDS = (
+    ["django.contrib.auth.backends.ModelBackend"]
+    + (["portal.oidc.PortalOIDCBackend"] if OIDC_ENABLED else [])
+    + (["portal.ldap_auth.LDAPBackend"] if LDAP_ENABLED else [])
 )
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
