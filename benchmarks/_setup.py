@@ -63,3 +63,34 @@ def percentile(values: list[float], p: float) -> float:
         return 0.0
     index = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
     return ordered[index]
+
+
+def spawn(args: list[str], env: dict[str, str] | None = None):
+    """``python -m ARGS`` in its own process group (the caller ends it with os.killpg), quiet."""
+    import subprocess
+
+    return subprocess.Popen(
+        [sys.executable, "-m", *args],
+        cwd=ROOT,
+        env=env if env is not None else dict(os.environ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def wait_http(url: str, timeout: float = 60) -> None:
+    """Poll ``url`` until it answers 200 (a server up, a worker's heartbeat seen)."""
+    import time
+
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise SystemExit(f"{url} did not answer 200 in {timeout} s")

@@ -12,39 +12,13 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from _setup import ROOT, _free_port, percentile, setup, teardown
+from _setup import _free_port, percentile, setup, spawn, teardown, wait_http
 
 PASSWORD = "benchmark-password-9f3k"
-
-
-def _spawn(args: list[str]) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", *args],
-        cwd=ROOT,
-        env=dict(os.environ),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-
-
-def _wait(url: str, timeout: float = 60) -> None:
-    import httpx
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise SystemExit(f"{url} did not answer 200 in {timeout} s")
 
 
 def _connections() -> int:
@@ -75,10 +49,10 @@ def main() -> None:
     get_user_model().objects.create_user("bench", password=PASSWORD)
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
-    worker = _spawn(["celery", "-A", "portal.celery", "worker", "--concurrency", "1"])
-    web = _spawn(["uvicorn", "portal.asgi:application", "--port", str(port), "--no-access-log"])
+    worker = spawn(["celery", "-A", "portal.celery", "worker", "--concurrency", "1"])
+    web = spawn(["uvicorn", "portal.asgi:application", "--port", str(port), "--no-access-log"])
     try:
-        _wait(base + "/healthz")  # up, and a worker has sent its heartbeat
+        wait_http(base + "/healthz")  # up, and a worker has sent its heartbeat
         before = _connections()
 
         # One client for all threads: a client per call spends its time building TLS contexts.

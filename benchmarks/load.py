@@ -21,38 +21,11 @@ import argparse
 import json
 import os
 import random
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter, defaultdict
 
-from _setup import EVAL, ROOT, _free_port, percentile, setup, teardown
-
-
-def _spawn(args: list[str], env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", *args],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-
-
-def _wait(url: str, timeout: float = 120) -> None:
-    import httpx
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise SystemExit(f"{url} did not answer 200 in {timeout} s")
+from _setup import EVAL, _free_port, percentile, setup, spawn, teardown, wait_http
 
 
 def _tokens(n: int) -> list[str]:
@@ -143,14 +116,14 @@ def main() -> None:
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "KB_WEB_WORKERS": str(args.web_workers)}
-    worker = _spawn(["celery", "-A", "portal.celery", "worker", "--concurrency", "1"], env)
-    web = _spawn(
+    worker = spawn(["celery", "-A", "portal.celery", "worker", "--concurrency", "1"], env)
+    web = spawn(
         ["uvicorn", "portal.asgi:application", "--port", str(port), "--no-access-log",
          "--lifespan", "off", "--workers", str(args.web_workers)],
         env,
     )  # fmt: skip
     try:
-        _wait(base + "/healthz")
+        wait_http(base + "/healthz")
         # One warm-up question per web process: the first loads the embedding model.
         import httpx
 

@@ -113,17 +113,27 @@ def _describe(exc: Exception) -> str:
     return f"the language model failed ({type(exc).__name__})"
 
 
+def build_llm(base_url: str, model: str, api_key: str, *, max_tokens: int) -> OpenAICompatibleLLM:
+    """A client for one OpenAI-compatible server, with the portal's timeouts."""
+    return OpenAICompatibleLLM(
+        base_url,
+        model,
+        api_key,
+        timeout=settings.LLM_TIMEOUT,
+        connect_timeout=settings.LLM_CONNECT_TIMEOUT,
+        max_tokens=max_tokens,
+    )
+
+
 @cache
 def get_llm() -> LLM | None:
     """The configured LLM, or None when KB_LLM_BASE_URL is not set (extractive answers)."""
     if not settings.LLM_BASE_URL:
         return None
-    return OpenAICompatibleLLM(
+    return build_llm(
         settings.LLM_BASE_URL,
         settings.LLM_MODEL,
         settings.LLM_API_KEY,
-        timeout=settings.LLM_TIMEOUT,
-        connect_timeout=settings.LLM_CONNECT_TIMEOUT,
         max_tokens=settings.LLM_MAX_TOKENS,
     )
 

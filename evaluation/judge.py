@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 
 from django.conf import settings
 
-from chat.llm import LLM, LlmUnavailable, OpenAICompatibleLLM
+from chat.llm import LLM, LlmUnavailable, build_llm
 
 PROMPT_VERSION = "judge-2026-11-1"
 
@@ -61,13 +61,8 @@ def get_judge() -> LLM | None:
     """The configured judge, or None when KB_JUDGE_BASE_URL is not set."""
     if not settings.JUDGE_BASE_URL:
         return None
-    return OpenAICompatibleLLM(
-        settings.JUDGE_BASE_URL,
-        settings.JUDGE_MODEL,
-        settings.JUDGE_API_KEY,
-        timeout=settings.LLM_TIMEOUT,
-        connect_timeout=settings.LLM_CONNECT_TIMEOUT,
-        max_tokens=200,
+    return build_llm(
+        settings.JUDGE_BASE_URL, settings.JUDGE_MODEL, settings.JUDGE_API_KEY, max_tokens=200
     )
 
 

@@ -81,14 +81,10 @@ def _present(root: Path, demo: DemoSource) -> Path | None:
     return folder if folder.is_dir() else None
 
 
-def load_demo_knowledge_base() -> str:
-    """Register the demo documents once (the worker ingests them); returns what it did."""
-    root = settings.DEMO_CORPUS_DIR
-    if Source.objects.exists():
-        return ""
-    if not root.is_dir():
-        return f"Demo knowledge base not loaded: {root} not found (KB_DEMO_CORPUS)"
-    counts = []
+def _demo_plans(root: Path) -> list[tuple[Source, list[Planned]]]:
+    """Each demo source present under ``root`` (created with its description and folder), with
+    its files in registration order."""
+    plans = []
     for demo in DEMO_SOURCES:
         folder = _present(root, demo)
         if folder is None:
@@ -100,10 +96,22 @@ def load_demo_knowledge_base() -> str:
             base_url=demo.base_url,
             root_path=str(folder),
         )
-        planned = plan_source(root, demo)
+        plans.append((source, plan_source(root, demo)))
+    return plans
+
+
+def load_demo_knowledge_base() -> str:
+    """Register the demo documents once (the worker ingests them); returns what it did."""
+    root = settings.DEMO_CORPUS_DIR
+    if Source.objects.exists():
+        return ""
+    if not root.is_dir():
+        return f"Demo knowledge base not loaded: {root} not found (KB_DEMO_CORPUS)"
+    counts = []
+    for source, planned in _demo_plans(root):
         for item in planned:
             register_planned(source, item, via="demo", enqueue=True)
-        counts.append(f"{len(planned)} files from {demo.name}")
+        counts.append(f"{len(planned)} files from {source.name}")
     if not counts:
         return ""
     return "Loading the demo knowledge base: " + ", ".join(counts) + " (watch the Documents page)"
@@ -118,19 +126,7 @@ def ingest_demo_now(root: Path | None = None, progress=None) -> int:
     root = root or settings.DEMO_CORPUS_DIR
     if Source.objects.exists() or not root.is_dir():
         return 0
-    plans = []
-    for demo in DEMO_SOURCES:
-        folder = _present(root, demo)
-        if folder is None:
-            continue
-        source = get_or_create_source(
-            demo.name,
-            kind=demo.kind,
-            description=demo.description,
-            base_url=demo.base_url,
-            root_path=str(folder),
-        )
-        plans += [(source, item) for item in plan_source(root, demo)]
+    plans = [(source, item) for source, planned in _demo_plans(root) for item in planned]
     for done, (source, item) in enumerate(plans, 1):
         registration = register_planned(source, item, via="demo", enqueue=False)
         ingest_version(registration.version.pk)

@@ -32,3 +32,21 @@ def ensure_first_admin() -> FirstAdmin | None:
         username=settings.ADMIN_USERNAME,
         password=None if settings.ADMIN_PASSWORD else password,
     )
+
+
+def command_user(username: str = ""):
+    """The user a management command answers as: the one named (LookupError when there is no
+    such user), else the command line's service account "cli": a staff view kept apart from
+    people's conversations, which cannot sign in."""
+    from django.contrib.auth import get_user_model
+
+    users = get_user_model()
+    if username:
+        try:
+            return users.objects.get(username=username)
+        except users.DoesNotExist:
+            raise LookupError(f"no user {username!r}") from None
+    user, _ = users.objects.get_or_create(
+        username="cli", defaults={"is_staff": True, "is_active": False}
+    )
+    return user

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from chat.answering import answer_now
 from chat.models import AssistantProfile, Conversation
 from chat.serialize import message_json
+from portal.accounts import command_user
 
 
 class Command(BaseCommand):
@@ -51,15 +51,9 @@ class Command(BaseCommand):
             )
 
     def _user(self, username: str):
-        users = get_user_model()
-        if username:
-            try:
-                return users.objects.get(username=username)
-            except users.DoesNotExist:
-                raise CommandError(f"no user {username!r}") from None
         # The command line is an operator's tool: it answers with a staff view, under a service
         # account so that its conversations are kept apart from people's.
-        user, _ = users.objects.get_or_create(
-            username="cli", defaults={"is_staff": True, "is_active": False}
-        )
-        return user
+        try:
+            return command_user(username)
+        except LookupError as exc:
+            raise CommandError(str(exc)) from None

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
@@ -20,6 +19,7 @@ from evaluation.cases import CaseError, read_files, regression_cases
 from evaluation.judge import get_judge
 from evaluation.models import EvalRun
 from evaluation.runner import run_cases
+from portal.accounts import command_user
 
 GROUP_ORDER = ("answerable", "trick", "out_of_domain", "version", "refusal", "clarification")
 
@@ -160,16 +160,10 @@ class Command(BaseCommand):
         return profile
 
     def _user(self, username: str):
-        users = get_user_model()
-        if username:
-            try:
-                return users.objects.get(username=username)
-            except users.DoesNotExist:
-                raise CommandError(f"no user {username!r}") from None
-        user, _ = users.objects.get_or_create(
-            username="cli", defaults={"is_staff": True, "is_active": False}
-        )
-        return user
+        try:
+            return command_user(username)
+        except LookupError as exc:
+            raise CommandError(str(exc)) from None
 
     def _payload(self, run: EvalRun, baseline, worse, better, tolerance: float) -> dict:
         return {
