@@ -75,10 +75,10 @@ def pages(names: list[str]) -> None:
     from django.test import Client
     from django.urls import reverse
 
-    from knowledge.batch import plan_files, register_planned
-    from knowledge.ingest import ingest_version
+    from knowledge.ingest.batch import plan_files, register_planned
+    from knowledge.ingest.pipeline import ingest_version
+    from knowledge.ingest.registration import get_or_create_source
     from knowledge.models import DocumentVersion
-    from knowledge.registration import get_or_create_source
     from knowledge.versions import services
 
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]

@@ -56,7 +56,7 @@ def make_repository(target: Path, pages: int) -> int:
 
 def timed_sync(source_id: int) -> dict:
     """One sync as ``manage.py source sync`` runs it: the service, then the ingest here."""
-    from knowledge.ingest import ingest_version
+    from knowledge.ingest.pipeline import ingest_version
     from knowledge.models import DocumentVersion
     from knowledge.sources.sync import sync_source
 

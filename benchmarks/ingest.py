@@ -103,7 +103,7 @@ def bare_embedding_seconds(embedder) -> tuple[float, int]:
     from django.conf import settings
 
     from knowledge.chunking import ChunkDraft
-    from knowledge.ingest import embedding_text
+    from knowledge.ingest.pipeline import embedding_text
     from knowledge.models import DocumentVersion
 
     texts: list[str] = []

@@ -162,8 +162,8 @@ def load(rows: list[tuple[int, str, str]], vectors: np.ndarray, model_id: str) -
     from django.utils import timezone
 
     from knowledge import termstats
+    from knowledge.ingest.store import refresh_document_vectors
     from knowledge.models import Document, DocumentVersion, Source
-    from knowledge.store import refresh_document_vectors
     from knowledge.vector_index import ensure_vector_index
 
     sources = [Source.objects.create(name=name, priority=1) for name in SOURCES]

@@ -15,9 +15,15 @@ from pathlib import Path
 
 from django.conf import settings
 
-from knowledge.batch import Planned, document_key, plan_files, read_order_file, register_planned
+from knowledge.ingest.batch import (
+    Planned,
+    document_key,
+    plan_files,
+    read_order_file,
+    register_planned,
+)
+from knowledge.ingest.registration import get_or_create_source
 from knowledge.models import Source
-from knowledge.registration import get_or_create_source
 
 
 @dataclass(frozen=True)
@@ -121,7 +127,7 @@ def ingest_demo_now(root: Path | None = None, progress=None) -> int:
     """Register and ingest the demo documents in this process (no worker), when the knowledge
     base is empty: for ``manage.py eval --demo`` and the benchmarks. Returns the files ingested;
     ``progress(name, done, total)`` is called after each file."""
-    from knowledge.ingest import ingest_version
+    from knowledge.ingest.pipeline import ingest_version
 
     root = root or settings.DEMO_CORPUS_DIR
     if Source.objects.exists() or not root.is_dir():

@@ -9,8 +9,8 @@ from django.contrib import messages
 from django.core.files.uploadedfile import UploadedFile
 from django.db.models import Prefetch, Q
 
+from knowledge.ingest.registration import register_file
 from knowledge.models import Document, DocumentVersion, Source
-from knowledge.registration import register_file
 from portal.params import id_param
 
 
@@ -154,7 +154,7 @@ def reindex(scope: str, pk: int | None) -> int:
     """Force a re-ingest of the newest version of each document in scope; returns how many."""
     from django.db import transaction
 
-    from knowledge.tasks import ingest_version_task
+    from knowledge.queue import INGEST_VERSION, enqueue_on_commit
 
     documents = Document.objects.live()
     if scope == "document":
@@ -170,5 +170,5 @@ def reindex(scope: str, pk: int | None) -> int:
     version_ids = list(newest)
     with transaction.atomic():
         for version_id in version_ids:
-            ingest_version_task.delay_on_commit(version_id, force=True)
+            enqueue_on_commit(INGEST_VERSION, version_id, force=True)
     return len(version_ids)

@@ -21,7 +21,7 @@ def ingest_version_task(version_id: int, force: bool = False) -> None:
     """Ingest one version; returns quietly when it is gone or claimed by another run."""
     from django.db import InterfaceError, OperationalError
 
-    from knowledge.ingest import ingest_version
+    from knowledge.ingest.pipeline import ingest_version
     from knowledge.models import DocumentVersion
 
     if not DocumentVersion.objects.filter(pk=version_id).exists():
@@ -36,7 +36,7 @@ def ingest_version_task(version_id: int, force: bool = False) -> None:
 @app.task(name="knowledge.recover_stalled_versions", ignore_result=True)
 def recover_stalled_versions() -> int:
     """Re-enqueue versions whose worker died (heartbeat too old) or that never got a task."""
-    from knowledge.maintenance import requeue_stalled_versions
+    from knowledge.ingest.maintenance import requeue_stalled_versions
 
     ids = requeue_stalled_versions()
     for version_id in ids:
@@ -49,7 +49,7 @@ def recover_stalled_versions() -> int:
 @app.task(name="knowledge.scan_drop_folder", ignore_result=True)
 def scan_drop_folder() -> None:
     """Register new and changed files of the drop folder; mark deleted ones removed."""
-    from knowledge.dropfolder import sync_drop_folder
+    from knowledge.ingest.dropfolder import sync_drop_folder
 
     sync_drop_folder()
 

@@ -3,7 +3,7 @@
 A backup folder holds::
 
     database.dump          pg_dump's custom format (-Fc) of the whole database
-    files/blobs/ab/ab…     every file a document version refers to (knowledge.storage)
+    files/blobs/ab/ab…     every file a document version refers to (knowledge.ingest.storage)
     manifest.json          what the backup is (database, server, models, counts) and the size
                            and sha256 of every file above; written last
 

@@ -272,10 +272,10 @@ def demo_kb(django_db_setup, django_db_blocker):
     For non-transactional (`db`) tests only: a transactional test flushes the database, and
     pytest-django runs those after all the others, so they cannot see it anyway.
     """
-    from knowledge.batch import register_planned
     from knowledge.demo import DEMO_SOURCES, plan_source
-    from knowledge.ingest import ingest_version
-    from knowledge.registration import get_or_create_source
+    from knowledge.ingest.batch import register_planned
+    from knowledge.ingest.pipeline import ingest_version
+    from knowledge.ingest.registration import get_or_create_source
 
     with django_db_blocker.unblock():
         sources = {}

@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from knowledge.files import iter_document_files
+from knowledge.ingest.files import iter_document_files
 from knowledge.sources.base import ChangedItem, Changes, ItemVersion, SyncError
 
 

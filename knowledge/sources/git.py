@@ -21,8 +21,8 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 
-from knowledge.files import SKIPPED_NAMES
-from knowledge.registration import SUPPORTED_SUFFIXES
+from knowledge.ingest.files import SKIPPED_NAMES
+from knowledge.ingest.registration import SUPPORTED_SUFFIXES
 from knowledge.sources.base import ChangedItem, Changes, ItemVersion, SyncError, redact_url
 from knowledge.sources.giterrors import explain
 

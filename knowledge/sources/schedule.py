@@ -17,6 +17,7 @@ from django.db.models import DateTimeField, ExpressionWrapper, F, Q, Value
 from django.utils import timezone
 
 from knowledge.models import Source
+from knowledge.queue import SYNC_SOURCE, enqueue_on_commit
 
 Status = Source.SyncStatus
 
@@ -39,9 +40,7 @@ def _claim(source_id: int) -> bool:
         .update(last_sync_status=Status.QUEUED, sync_requested_at=timezone.now())
     )
     if claimed:
-        from knowledge.tasks import sync_source_task
-
-        sync_source_task.delay_on_commit(source_id)
+        enqueue_on_commit(SYNC_SOURCE, source_id)
     return bool(claimed)
 
 

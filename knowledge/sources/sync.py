@@ -24,8 +24,8 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from knowledge.ingest.registration import register_file, remove_document, safe_path
 from knowledge.models import Document, DocumentVersion, Source
-from knowledge.registration import register_file, remove_document, safe_path
 from knowledge.sources.base import ChangedItem, Changes, Connector, SyncError
 
 logger = logging.getLogger(__name__)
@@ -235,7 +235,7 @@ def _register(
 def _date(version_id: int, when) -> None:
     """The version dates from ``when`` (a ticket's resolution), not from this sync. Its
     heartbeat says "queued now", so the maintenance does not take an old date for a lost
-    message (``knowledge.maintenance``)."""
+    message (``knowledge.ingest.maintenance``)."""
     DocumentVersion.objects.filter(pk=version_id).update(
         created_at=when, heartbeat_at=timezone.now()
     )

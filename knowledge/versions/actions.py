@@ -16,7 +16,7 @@ from django.db import transaction
 from django.db.models import F, Max, Q
 
 from knowledge import termstats
-from knowledge.ingest import refresh_searchable
+from knowledge.ingest.pipeline import refresh_searchable
 from knowledge.models import Chunk, Document, DocumentVersion, VersionEvent
 
 Action = VersionEvent.Action

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from knowledge.ingest import ingest_version
+from knowledge.ingest.pipeline import ingest_version
+from knowledge.ingest.registration import register_file
 from knowledge.models import Source
-from knowledge.registration import register_file
 from portal.api_auth import create_token, revoke_token
 
 pytestmark = pytest.mark.django_db

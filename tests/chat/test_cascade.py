@@ -10,9 +10,9 @@ import pytest
 from django.core.management import call_command
 
 from chat.models import Message
-from knowledge.ingest import ingest_version
+from knowledge.ingest.pipeline import ingest_version
+from knowledge.ingest.registration import register_file
 from knowledge.models import Source
-from knowledge.registration import register_file
 
 VPN = """# Удалённый доступ
 

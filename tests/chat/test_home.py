@@ -13,7 +13,9 @@ from tests.conftest import PortalServer, login, screenshot
 def test_the_home_page_has_the_question_box_and_the_first_question_starts_a_conversation(
     client, bob
 ):
-    coverage = AssistantProfile.objects.get(name="Coverage check")  # a profile of the data migration
+    coverage = AssistantProfile.objects.get(
+        name="Coverage check"
+    )  # a profile of the data migration
     client.force_login(bob)
     home = client.get("/").content.decode()
     assert 'id="question"' in home and "Start a conversation" not in home

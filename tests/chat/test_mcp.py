@@ -14,9 +14,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from chat.mcp.tools import call_tool
 from chat.outcomes import refusal
-from knowledge.ingest import ingest_version
+from knowledge.ingest.pipeline import ingest_version
+from knowledge.ingest.registration import register_file
 from knowledge.models import Document, Source
-from knowledge.registration import register_file
 from portal.api_auth import create_token
 from tests.chat.conftest import ingest_small_kb
 from tests.conftest import ROOT, PortalServer, subprocess_env

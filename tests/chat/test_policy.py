@@ -9,9 +9,9 @@ from django.test import override_settings
 from chat.answering import answer_now
 from chat.guard import refusal_text
 from chat.models import ChatSettings, Conversation, Message
-from knowledge.ingest import ingest_version
+from knowledge.ingest.pipeline import ingest_version
+from knowledge.ingest.registration import register_file
 from knowledge.models import Source
-from knowledge.registration import register_file
 
 pytestmark = pytest.mark.django_db
 

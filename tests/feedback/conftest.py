@@ -106,8 +106,8 @@ def corpus_file(relative: str) -> Path:
 
 def ingest_wiki_pages(source: Source, pages=WIKI_PAGES) -> list[Document]:
     """Register and ingest a few real pages of the QA wiki now (real parser, chunker, USE)."""
-    from knowledge.ingest import ingest_version
-    from knowledge.registration import register_file
+    from knowledge.ingest.pipeline import ingest_version
+    from knowledge.ingest.registration import register_file
 
     documents = []
     for page in pages:

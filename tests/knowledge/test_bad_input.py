@@ -224,8 +224,8 @@ def test_file_name_with_dot_dot_is_stored_safely_inside_the_media_folder(
 
 
 def test_registered_paths_cannot_leave_their_source(db, alice):
+    from knowledge.ingest.registration import register_file
     from knowledge.models import Source
-    from knowledge.registration import register_file
 
     source = Source.objects.create(name="CLI")
     registration = register_file(source, "../../outside/../evil.md", b"# Evil\n", enqueue=False)

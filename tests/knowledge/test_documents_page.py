@@ -13,8 +13,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from knowledge.ingest.registration import register_file
 from knowledge.models import Document, DocumentVersion, Source
-from knowledge.registration import register_file
 from tests.conftest import login, screenshot
 from tests.knowledge.conftest import PMI
 from tests.knowledge.test_bad_input import page_rows, png

@@ -118,7 +118,7 @@ def test_drop_folder_follows_new_changed_and_deleted_files(drop_folder, folder_w
 def test_the_drop_folder_source_is_private_and_links_out_of_it_are_skipped(
     drop_folder, tmp_path, bob
 ):
-    from knowledge.dropfolder import sync_drop_folder
+    from knowledge.ingest.dropfolder import sync_drop_folder
     from knowledge.models import Source
 
     (drop_folder / "notes.md").write_text("# Notes\n\nRelease on Friday.\n")

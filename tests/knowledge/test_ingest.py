@@ -17,11 +17,11 @@ from django.db import connection
 
 from knowledge import termstats
 from knowledge.chunking import Chunker, ChunkingConfig
-from knowledge.ingest import ingest_version
+from knowledge.ingest.pipeline import ingest_version
+from knowledge.ingest.registration import register_file
 from knowledge.models import Chunk, CorpusStat, Document, DocumentVersion, Source, TermStat
 from knowledge.parsing.base import ParsedDocument
 from knowledge.parsing.registry import parse_document
-from knowledge.registration import register_file
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
 from tests.knowledge.conftest import PMI, ingest

@@ -7,10 +7,10 @@ model would add a quarter of an hour of embedding for nothing this test looks at
 
 from __future__ import annotations
 
-from knowledge.ingest import ingest_version
+from knowledge.ingest.pipeline import ingest_version
+from knowledge.ingest.registration import register_file
 from knowledge.models import Source
 from knowledge.parsing.base import ParsedDocument
-from knowledge.registration import register_file
 from tests.knowledge.conftest import SEC_PDFS
 from tests.knowledge.embedders import TrigramEmbedder
 from tests.knowledge.tables import assert_tables_whole, tables_in_chunk

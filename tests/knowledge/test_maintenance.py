@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from knowledge.maintenance import requeue_stalled_versions, stalled_versions
+from knowledge.ingest.maintenance import requeue_stalled_versions, stalled_versions
+from knowledge.ingest.registration import register_file
 from knowledge.models import DocumentVersion, Source
-from knowledge.registration import register_file
 
 
 @pytest.fixture

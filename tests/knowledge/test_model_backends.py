@@ -367,9 +367,9 @@ def fresh_search_caches():
 
 def _ingest_handbook(embedder) -> dict:
     """Register and ingest HANDBOOK with ``embedder``; its chunks by primary key."""
-    from knowledge.ingest import ingest_version
+    from knowledge.ingest.pipeline import ingest_version
+    from knowledge.ingest.registration import register_file
     from knowledge.models import Chunk, Source
-    from knowledge.registration import register_file
 
     source = Source.objects.create(name="Plant")
     registration = register_file(source, "handbook.md", HANDBOOK.encode(), enqueue=False)
@@ -427,7 +427,7 @@ import importlib, sys
 import django
 django.setup()
 from django.conf import settings
-for name in ("knowledge.ingest", "knowledge.tasks", "knowledge.retrieval.search",
+for name in ("knowledge.ingest.pipeline", "knowledge.tasks", "knowledge.retrieval.search",
              settings.ROOT_URLCONF):
     importlib.import_module(name)
 from knowledge.embedding import get_embedder

@@ -17,7 +17,7 @@ from knowledge.embedding import (
     OpenAIEmbedder,
     get_embedder,
 )
-from knowledge.ingest import ingest_version
+from knowledge.ingest.pipeline import ingest_version
 from knowledge.models import Chunk, DocumentVersion
 from knowledge.retrieval.search import search
 from tests.conftest import CORPUS, ingest_folder

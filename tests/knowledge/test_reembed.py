@@ -14,9 +14,9 @@ from django.db import connection
 
 from knowledge import termstats
 from knowledge.embedding import EmbeddingModelMismatch, get_embedder
-from knowledge.ingest import ingest_version
+from knowledge.ingest.pipeline import ingest_version
+from knowledge.ingest.registration import register_file
 from knowledge.models import Chunk, DocumentVersion, Source
-from knowledge.registration import register_file
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.vector_index import index_name
 from tests.knowledge.conftest import PMI

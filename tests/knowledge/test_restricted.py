@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.ingest import ingest_version
+from knowledge.ingest.pipeline import ingest_version
+from knowledge.ingest.registration import register_file
 from knowledge.models import Chunk, Document, Source
-from knowledge.registration import register_file
 from knowledge.retrieval.search import SearchOptions, search
 
 pytestmark = pytest.mark.django_db

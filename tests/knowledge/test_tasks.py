@@ -13,9 +13,9 @@ import pytest
 from django.db import connection
 from django.test import override_settings
 
-from knowledge.maintenance import stalled_versions
+from knowledge.ingest.maintenance import stalled_versions
+from knowledge.ingest.registration import register_file
 from knowledge.models import Chunk, Document, DocumentVersion, Source
-from knowledge.registration import register_file
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
 from knowledge.tasks import ingest_version_task, recover_stalled_versions

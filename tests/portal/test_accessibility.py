@@ -20,7 +20,9 @@ def serious(results) -> list[str]:
     for violation in results.response["violations"]:
         if violation.get("impact") in ("serious", "critical"):
             targets = [", ".join(n["target"]) for n in violation["nodes"][:3]]
-            found.append(f"{violation['id']} ({violation['impact']}): {violation['help']} {targets}")
+            found.append(
+                f"{violation['id']} ({violation['impact']}): {violation['help']} {targets}"
+            )
     return found
 
 

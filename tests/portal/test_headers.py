@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from knowledge.ingest.registration import register_file
 from knowledge.models import Source
-from knowledge.registration import register_file
 from portal.api_auth import create_token
 
 pytestmark = pytest.mark.django_db

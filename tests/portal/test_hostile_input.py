@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chat.models import Conversation, Message
-from knowledge.ingest import ingest_version
+from knowledge.ingest.pipeline import ingest_version
+from knowledge.ingest.registration import register_file
 from knowledge.models import Source
-from knowledge.registration import register_file
 from portal.api_auth import create_token
 
 pytestmark = pytest.mark.django_db

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from knowledge.ingest.registration import register_file
 from knowledge.models import DocumentVersion, Source
-from knowledge.registration import register_file
 from portal.celery import app
 from portal.models import WorkerHeartbeat
 from portal.tasks import heartbeat
@@ -22,7 +22,11 @@ def test_each_task_goes_to_its_queue():
 
     assert queue_of("knowledge.ingest_version") == "ingest"
     assert queue_of("knowledge.sync_source") == queue_of("knowledge.sync_due_sources") == "sync"
-    for task in ("portal.heartbeat", "portal.purge_audit_log", "knowledge.recover_stalled_versions"):
+    for task in (
+        "portal.heartbeat",
+        "portal.purge_audit_log",
+        "knowledge.recover_stalled_versions",
+    ):
         assert queue_of(task) == "default"
     # A worker started without --queues consumes all of them.
     assert {"default", "ingest", "sync"} <= set(app.amqp.queues)

@@ -18,11 +18,11 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
 from tqdm import tqdm
 
-from knowledge.batch import plan_files, register_planned
 from knowledge.embedding import get_embedder
-from knowledge.ingest import ingest_version
+from knowledge.ingest.batch import plan_files, register_planned
+from knowledge.ingest.pipeline import ingest_version
+from knowledge.ingest.registration import Registration, get_or_create_source
 from knowledge.models import DocumentVersion, Source
-from knowledge.registration import Registration, get_or_create_source
 
 
 class Command(BaseCommand):
@@ -174,7 +174,7 @@ def _ingest_in_threads(
     One file's parsing and storing (Python, and PostgreSQL in its own process) overlap another
     file's embedding; the embedding itself stays one batch at a time (the model is shared).
     Versions of one document may finish out of order: the newest ready one is searchable
-    whatever the order (knowledge.store).
+    whatever the order (knowledge.ingest.store).
     """
     get_embedder()  # loaded once, before the threads share it
     tasks: queue.SimpleQueue = queue.SimpleQueue()

@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
 from knowledge.embedding import Embedder, build_embedder, get_embedder
-from knowledge.reembed import chunks_to_reembed, reembed
+from knowledge.ingest.reembed import chunks_to_reembed, reembed
 
 
 class Command(BaseCommand):

@@ -16,7 +16,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from knowledge.ingest import ingest_version
+from knowledge.ingest.pipeline import ingest_version
 from knowledge.models import DocumentVersion, Source
 from knowledge.sources.base import redact_url
 from knowledge.sources.sync import sync_source

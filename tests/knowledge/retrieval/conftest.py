@@ -32,8 +32,8 @@ def add_document(
     Sections are never merged with their neighbours (CHUNK_MIN_TOKENS=0), so a test document
     with N sections has N chunks and a test can reason about each.
     """
-    from knowledge.ingest import ingest_version
-    from knowledge.registration import register_file
+    from knowledge.ingest.pipeline import ingest_version
+    from knowledge.ingest.registration import register_file
 
     raw = data.encode() if isinstance(data, str) else data
     registration = register_file(source, path, raw, enqueue=False, label=label)

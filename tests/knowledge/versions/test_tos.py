@@ -7,10 +7,10 @@ import re
 import pytest
 from django.urls import reverse
 
-from knowledge.batch import plan_files, register_planned
-from knowledge.ingest import ingest_version
+from knowledge.ingest.batch import plan_files, register_planned
+from knowledge.ingest.pipeline import ingest_version
+from knowledge.ingest.registration import get_or_create_source
 from knowledge.models import Document, DocumentVersion
-from knowledge.registration import get_or_create_source
 from knowledge.versions import services
 
 from .conftest import remove_source

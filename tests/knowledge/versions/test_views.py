@@ -10,6 +10,7 @@ from django.core.files.storage import default_storage
 from django.test import Client
 
 from knowledge import termstats
+from knowledge.ingest.registration import get_or_create_source, register_file
 from knowledge.models import (
     Chunk,
     CorpusStat,
@@ -20,7 +21,6 @@ from knowledge.models import (
     VersionChange,
     VersionEvent,
 )
-from knowledge.registration import get_or_create_source, register_file
 from knowledge.versions import services
 
 pytestmark = pytest.mark.django_db

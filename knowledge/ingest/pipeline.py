@@ -31,11 +31,11 @@ from knowledge.embedding import (
     EmbeddingUnavailable,
     get_embedder,
 )
+from knowledge.ingest.storage import read_blob
+from knowledge.ingest.store import ClaimLost, refresh_searchable, reusable_vectors, store_chunks
 from knowledge.models import Document, DocumentVersion
 from knowledge.parsing.base import ParsedDocument, ParseError
 from knowledge.parsing.registry import parse_document
-from knowledge.storage import read_blob
-from knowledge.store import ClaimLost, refresh_searchable, reusable_vectors, store_chunks
 from knowledge.vector_index import check_dimensions
 
 __all__ = ["ClaimLost", "IngestResult", "claim_version", "ingest_version", "refresh_searchable"]
@@ -258,7 +258,7 @@ def _fail(version_id: int, token: str, message: str, timings: dict[str, float]) 
         document_id = DocumentVersion.objects.values_list("document_id", flat=True).get(
             pk=version_id
         )
-        # Document before version, as every writer locks them (see knowledge.store).
+        # Document before version, as every writer locks them (see knowledge.ingest.store).
         Document.objects.select_for_update().filter(pk=document_id).values_list("pk").first()
         updated = DocumentVersion.objects.filter(pk=version_id, claim_token=token).update(
             status=Status.FAILED,

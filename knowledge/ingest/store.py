@@ -24,9 +24,9 @@ from django.utils import timezone
 from knowledge import synonyms, termstats
 from knowledge.chunking import ChunkDraft
 from knowledge.embedding import Embedder
+from knowledge.ingest.registration import title_from_path
 from knowledge.models import Chunk, Document, DocumentVersion
 from knowledge.parsing.base import ParsedDocument
-from knowledge.registration import title_from_path
 from knowledge.vector_index import ensure_vector_index
 
 Status = DocumentVersion.Status

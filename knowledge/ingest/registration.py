@@ -15,8 +15,9 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from knowledge.ingest.storage import sha256_of, store_blob
 from knowledge.models import Document, DocumentVersion, Source
-from knowledge.storage import sha256_of, store_blob
+from knowledge.queue import INGEST_VERSION, enqueue_on_commit
 
 # JSON and YAML: API descriptions (OpenAPI, Swagger); the content decides, not the name.
 SUPPORTED_SUFFIXES = {
@@ -127,16 +128,14 @@ def register_file(
         )
         _restore(document)
         if enqueue:
-            from knowledge.tasks import ingest_version_task
-
-            ingest_version_task.delay_on_commit(version.pk)
+            enqueue_on_commit(INGEST_VERSION, version.pk)
     return Registration(document, version, created=True)
 
 
 def remove_document(document: Document) -> None:
     """The document's file is gone from its source: it leaves search at once; its versions are
     kept, and the same file coming back restores it (``_restore``)."""
-    from knowledge.store import refresh_searchable
+    from knowledge.ingest.store import refresh_searchable
 
     with transaction.atomic():
         Document.objects.filter(pk=document.pk).update(removed_at=timezone.now())
@@ -147,7 +146,7 @@ def _restore(document: Document) -> None:
     """A removed document whose file came back is live again, and searchable at once."""
     if document.removed_at is None:
         return
-    from knowledge.store import refresh_searchable
+    from knowledge.ingest.store import refresh_searchable
 
     Document.objects.filter(pk=document.pk).update(removed_at=None)
     document.removed_at = None

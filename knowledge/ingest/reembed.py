@@ -18,9 +18,9 @@ from django.db import transaction
 from django.db.models import Q
 
 from knowledge.embedding import Embedder
-from knowledge.ingest import embed_key, text_to_embed
+from knowledge.ingest.pipeline import embed_key, text_to_embed
+from knowledge.ingest.store import forget_index
 from knowledge.models import Chunk, DocumentVersion
-from knowledge.store import forget_index
 from knowledge.vector_index import drop_vector_index, ensure_vector_index, index_name
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from django.conf import settings
 
-from knowledge.files import iter_document_files
+from knowledge.ingest.files import iter_document_files
+from knowledge.ingest.registration import get_or_create_source, register_file, remove_document
 from knowledge.models import Document, Source
-from knowledge.registration import get_or_create_source, register_file, remove_document
 
 logger = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from knowledge.ingest.registration import SUPPORTED_SUFFIXES
 from knowledge.parsing.detect import API_EXTENSIONS, looks_like_openapi
-from knowledge.registration import SUPPORTED_SUFFIXES
 
 SKIPPED_NAMES: set[str] = set()
 

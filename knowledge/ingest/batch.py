@@ -6,9 +6,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from knowledge.files import iter_document_files
+from knowledge.ingest.files import iter_document_files
+from knowledge.ingest.registration import Registration, register_file
 from knowledge.models import Source
-from knowledge.registration import Registration, register_file
 
 _DATED_TAIL = re.compile(r"[\s_.-]+\d{4}[-_.]\d{2}[-_.]\d{2}.*$")
 _VERSION_TAIL = re.compile(r"[\s_.-]+[vV](?:er(?:sion)?)?[\s_.-]?\d+(?:\.\d+)*.*$")
