@@ -36,6 +36,7 @@ class SourceAdmin(admin.ModelAdmin):
     fieldsets = [
         (None, {"fields": ["name", "kind", "description", "base_url", "root_path"]}),
         ("Search", {"fields": ["priority", "prefer_fresh"]}),
+        ("Coding agents (MCP)", {"fields": ["mcp_listed", "mcp_tool"]}),
         ("Readers", {"fields": ["is_public", "restricted", "readers", "reader_groups"]}),
         (
             "Sync",

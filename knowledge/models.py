@@ -62,6 +62,16 @@ class Source(models.Model):
     prefer_fresh = models.BooleanField(
         default=False, help_text="Break score ties in favour of the newer document."
     )
+    mcp_listed = models.BooleanField(
+        default=True,
+        help_text="Coding agents (MCP) get an ask_<tool> tool that answers from this source.",
+    )
+    mcp_tool = models.CharField(
+        max_length=40,
+        blank=True,
+        help_text="The tool's name after ask_ (e.g. wiki, checklists, tracker); sources with the "
+        "same name share one tool. Empty: the source's kind.",
+    )
     is_public = models.BooleanField(default=True, help_text="Every signed-in user may read it.")
     restricted = models.BooleanField(
         default=False,

@@ -1,8 +1,8 @@
 """The MCP tools: what each takes, and what it answers as plain data (no MCP SDK in here).
 
-``search`` and ``ask`` are the JSON API's search and ask. One ``ask_<kind>`` per kind of source
-the caller may read (``ask_wiki``, ``ask_checklists``, ``ask_tracker``, ...) answers from the
-sources of that kind only. Every tool runs as its caller: what that user may read, their rate
+``search`` and ``ask`` are the JSON API's search and ask. One ``ask_<tool>`` per tool name
+among the sources marked for MCP that the caller may read (``ask_wiki``, ``ask_checklists``,
+``ask_tracker``, ...: a source's ``mcp_tool``, else its kind) answers from those sources only. Every tool runs as its caller: what that user may read, their rate
 limits, their conversations. Passages and quotes are document text: returned as data, never
 acted on.
 """
@@ -108,9 +108,10 @@ class ToolSpec:
 
 @dataclass
 class KindTool:
-    """``ask_<kind>``: the sources of one kind the caller may read."""
+    """``ask_<tool>``: the sources marked for one MCP tool (by default their kind) that the
+    caller may read."""
 
-    kind: str
+    kind: str  # the tool's name after ask_
     label: str
     names: list[str] = field(default_factory=list)
     source_ids: list[int] = field(default_factory=list)
@@ -131,15 +132,15 @@ class KindTool:
 
 
 def kind_tools(user) -> dict[str, KindTool]:
-    """One ``ask_<kind>`` per kind of source ``user`` may read, in the sources' cascade order.
-
-    "Marked for MCP" is the source's kind for now: every kind with a readable source gets a tool.
-    """
+    """One ``ask_<tool>`` per tool name among the sources ``user`` may read that are marked for
+    MCP (``Source.mcp_listed``), in the sources' cascade order. A source's tool is its
+    ``mcp_tool`` name, else its kind: sources sharing a name share the tool."""
     tools: dict[str, KindTool] = {}
-    rows = Source.objects.visible_to(user).order_by("priority", "name")
-    for pk, name, kind in rows.values_list("pk", "name", "kind"):
-        label = Source.Kind(kind).label if kind in Source.Kind.values else kind
-        tool = tools.setdefault(kind, KindTool(kind, label))
+    rows = Source.objects.visible_to(user).filter(mcp_listed=True).order_by("priority", "name")
+    for pk, name, kind, tool_name in rows.values_list("pk", "name", "kind", "mcp_tool"):
+        key = tool_name.strip().lower() or kind
+        label = Source.Kind(kind).label if not tool_name.strip() else tool_name.strip()
+        tool = tools.setdefault(key, KindTool(key, label))
         tool.names.append(name)
         tool.source_ids.append(pk)
     return {tool.name: tool for tool in tools.values()}

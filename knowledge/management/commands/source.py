@@ -47,6 +47,10 @@ class Command(BaseCommand):
         add.add_argument("--history", type=int, default=1, help="git: commits per page as versions")
         add.add_argument("--interval", type=int, default=15, help="minutes between syncs (0: off)")
         add.add_argument("--private", action="store_true", help="only staff read it at first")
+        add.add_argument(
+            "--mcp-tool", default="", help="coding agents' ask_<NAME> tool (default: the kind)"
+        )
+        add.add_argument("--no-mcp", action="store_true", help="no ask_ tool for coding agents")
         tracker = add.add_argument_group("tracker")
         tracker.add_argument("--tracker", choices=FLAVOURS, help="which tracker's API")
         tracker.add_argument(
@@ -93,6 +97,8 @@ class Command(BaseCommand):
             # Two tickets that match equally: the later-closed one first (versions are dated
             # at the resolution).
             prefer_fresh=tracking,
+            mcp_listed=not options["no_mcp"],
+            mcp_tool=options["mcp_tool"].strip().lower(),
         )
         try:
             source.full_clean()
