@@ -31,6 +31,27 @@ BILLING = "Как перезапустить сервис биллинга?"
 PUBLIC_URL = "https://kb.example.test"
 
 
+def run_in_thread(coroutine_function):
+    """``asyncio.run`` in a thread of its own: the browser tests' Playwright keeps an event loop
+    running in the main thread for the whole session, where ``asyncio.run`` refuses to start."""
+    import threading
+
+    outcome: dict = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = asyncio.run(coroutine_function())
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 @pytest.fixture
 def incidents(bob) -> Source:
     """A restricted tracker source: bob is its only reader."""
@@ -83,7 +104,7 @@ def test_stdio_server_answers_as_the_named_user_with_citations_and_plain_refusal
                 "bad": await client.call_tool("search", {"query": WIKI_QUESTION, "k": 0}),
             }
 
-    results = asyncio.run(session())
+    results = run_in_thread(session)
     # One ask_<kind> per kind bob may read: the wiki, the specifications, his tracker source.
     assert results["tools"] == {"search", "ask", "ask_wiki", "ask_specs", "ask_tracker"}
 
@@ -154,8 +175,8 @@ def test_http_server_serves_each_token_only_what_its_owner_may_read(tmp_path, bo
                     "tracker": await client.call_tool("ask_tracker", {"question": BILLING}),
                 }
 
-        bob_results = asyncio.run(as_bob())
-        eve_results = asyncio.run(as_eve())
+        bob_results = run_in_thread(as_bob)
+        eve_results = run_in_thread(as_eve)
     finally:
         server.stop()
 

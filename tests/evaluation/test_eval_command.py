@@ -23,6 +23,8 @@ from evaluation.models import EvalRun, RegressionCase
 from evaluation.runner import run_cases
 from feedback.services import rate_answer
 
+pytestmark = pytest.mark.django_db  # the demo knowledge base lives in the test database
+
 ROOT = Path(__file__).resolve().parents[2]
 DEV = ROOT.parent / "shared" / "eval" / "kb_dev_ru" / "questions.jsonl"
 BASELINE = ROOT / "evaluation" / "baselines" / "kb_dev_ru.json"

@@ -194,12 +194,27 @@ def _stored(media_root: Path) -> dict[str, str]:
     return {str(p): sha256_file(p) for p in (media_root / "blobs").rglob("*") if p.is_file()}
 
 
+def _close_other_sessions() -> None:
+    """A restore refuses while other sessions use the database (a running portal). In the whole
+    suite, threads of earlier tests in this process can still hold a connection to the test
+    database: they are closed here, so these tests see only their own session."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND backend_type = 'client backend' "
+            "AND pid <> pg_backend_pid()"
+        )
+
+
 @pytest.fixture
 def backed_up(transactional_db, tmp_path):
     """Two pages ingested and backed up; then a third page, which a restore would remove."""
     ingest_folder(_pages(tmp_path / "wiki", PAGES[:2]), "Wiki")
     call_command("backup", str(tmp_path / "backup"), quiet=True, stdout=io.StringIO())
     ingest_folder(_pages(tmp_path / "more", PAGES[2:3]), "More")
+    _close_other_sessions()
     return tmp_path / "backup"
 
 
