@@ -62,12 +62,6 @@ def gold_keys() -> tuple[dict[int, str], dict[int, str]]:
     return documents, versions
 
 
-def outcome_of(payload: dict) -> str:
-    if payload["clarification"]:
-        return "clarified"
-    return {"refusal": "refused", "partial": "partial"}.get(payload["outcome"], "answered")
-
-
 def ask(question: str, user) -> dict:
     from chat.answering import answer_now
     from chat.models import Conversation
@@ -80,6 +74,8 @@ def ask(question: str, user) -> dict:
 
 def evaluate(items: list[dict], show: bool) -> dict:
     from django.contrib.auth import get_user_model
+
+    from evaluation import metrics
 
     user, _ = get_user_model().objects.get_or_create(
         username="cli", defaults={"is_staff": True, "is_active": False}
@@ -95,7 +91,7 @@ def evaluate(items: list[dict], show: bool) -> dict:
         started = time.perf_counter()
         payload = ask(item["question"], user)
         latencies.append((time.perf_counter() - started) * 1000)
-        group, outcome = item["group"], outcome_of(payload)
+        group, outcome = item["group"], metrics.outcome_of(payload)
         outcomes[group][outcome] += 1
         cited_docs = [documents.get(s["document_id"], "") for s in payload["sources"]]
         gold = set(item.get("gold_docs") or [])

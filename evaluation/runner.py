@@ -179,6 +179,14 @@ def measure(case: Case, payload: dict, keys: KeyIndex) -> dict:
     }
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run: the run, marked interrupted with the figures of what finished."""
+
+    def __init__(self, run: EvalRun) -> None:
+        super().__init__(f"run {run.pk} interrupted")
+        self.run = run
+
+
 def run_cases(
     cases: Sequence[Case],
     *,
@@ -195,7 +203,7 @@ def run_cases(
     ``llm``: True for the configured LLM (none configured: extractive answers), None or False
     for extractive answers, or an LLM. ``judge``: an LLM that grades answered questions
     with a reference answer, or None. A KeyboardInterrupt marks the run interrupted, stores the
-    figures of what finished and propagates.
+    figures of what finished and propagates as RunInterrupted, which carries the run.
     """
     from chat.answering import answer_now
     from chat.llm import get_llm
@@ -252,9 +260,8 @@ def run_cases(
             )
             if progress is not None:
                 progress(result)
-    except KeyboardInterrupt:
-        finish_run(run, EvalRun.Status.INTERRUPTED)
-        raise
+    except KeyboardInterrupt as exc:
+        raise RunInterrupted(finish_run(run, EvalRun.Status.INTERRUPTED)) from exc
     return finish_run(run, EvalRun.Status.DONE)
 
 

@@ -18,7 +18,7 @@ from evaluation.baseline import BaselineError, baseline_json, load_baseline
 from evaluation.cases import CaseError, read_files, regression_cases
 from evaluation.judge import get_judge
 from evaluation.models import EvalRun
-from evaluation.runner import run_cases
+from evaluation.runner import RunInterrupted, run_cases
 from portal.accounts import command_user
 
 GROUP_ORDER = ("answerable", "trick", "out_of_domain", "version", "refusal", "clarification")
@@ -98,13 +98,11 @@ class Command(BaseCommand):
                 judge=judge,
                 progress=lambda result: bar.update(1),
             )
-        except KeyboardInterrupt:
+        except RunInterrupted as stopped:
             bar.close()
-            run = EvalRun.objects.order_by("-pk").first()
-            kept = run.results.count() if run else 0
             raise CommandError(
-                f"interrupted: run {run.pk if run else '?'} keeps the {kept} questions that "
-                f"finished, of {len(cases)}",
+                f"interrupted: run {stopped.run.pk} keeps the {stopped.run.results.count()} "
+                f"questions that finished, of {len(cases)}",
                 returncode=130,
             ) from None
         bar.close()
