@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 
-from django.db import connection
+from django.db import connection, transaction
 from psycopg import sql
 
 # HNSW build parameters (pgvector's defaults are m=16, ef_construction=64). Measured on 100,000
 # chunks by benchmarks/retrieval_scale.py: see the recall figures there before changing them.
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 64
+_LOCK_CLASS = 0x6B69  # advisory lock namespace ("ki") for creating vector indexes
 
 
 def index_name(model_id: str) -> str:
@@ -37,7 +38,18 @@ def ensure_vector_index(model_id: str, dimensions: int) -> None:
     """
     if vector_index_exists(model_id):
         return
-    statement = sql.SQL(
+    with transaction.atomic(), connection.cursor() as cursor:
+        # Two workers storing their first chunks at once (a fresh install): one creates the
+        # index, the other waits and finds it. CREATE INDEX IF NOT EXISTS alone races (the
+        # second fails on pg_class's unique name).
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [_LOCK_CLASS, 0])
+        if vector_index_exists(model_id):
+            return
+        cursor.execute(_create_statement(model_id, dimensions).as_string(cursor.connection))
+
+
+def _create_statement(model_id: str, dimensions: int) -> sql.Composed:
+    return sql.SQL(
         "CREATE INDEX IF NOT EXISTS {name} ON knowledge_chunk USING hnsw "
         "((embedding::vector({dims})) vector_cosine_ops) WITH (m = {m}, ef_construction = {ef}) "
         "WHERE embedding_model = {model}"
@@ -48,8 +60,6 @@ def ensure_vector_index(model_id: str, dimensions: int) -> None:
         ef=sql.Literal(HNSW_EF_CONSTRUCTION),
         model=sql.Literal(model_id),
     )
-    with connection.cursor() as cursor:
-        cursor.execute(statement.as_string(cursor.connection))
 
 
 def drop_vector_index(model_id: str) -> None:

@@ -43,15 +43,24 @@ def qa_bible(demo_kb):
     return demo_kb["QA Bible"]
 
 
-def wait_for(predicate, *, timeout: float = 600, what: str = "condition", interval: float = 0.2):
-    """Poll ``predicate`` until it returns something truthy; fail after ``timeout`` seconds."""
+def wait_for(
+    predicate,
+    *,
+    timeout: float = 600,
+    what: str = "condition",
+    interval: float = 0.2,
+    state: Callable[[], str] | None = None,
+):
+    """Poll ``predicate`` until it returns something truthy; fail after ``timeout`` seconds
+    (with what ``state`` says about the situation then, when given)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+    seen = f": {state()}" if state else ""
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}{seen}")
 
 
 def finished_tasks(worker: WorkerProcess, name: str = "knowledge.ingest_version") -> int:
