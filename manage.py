@@ -8,8 +8,10 @@ import sys
 
 def main() -> None:
     from portal.boot import load_settings_or_exit, migrate_if_needed
+    from portal.locale_build import compile_catalogs
 
     load_settings_or_exit()
+    compile_catalogs()  # the interface's translations: .po under version control, .mo built here
     from django.core.management import execute_from_command_line
     from django.db.utils import OperationalError
 

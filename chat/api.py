@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 from django.http import HttpRequest, JsonResponse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from chat.answering import answer_now
@@ -25,7 +26,10 @@ MAX_QUESTION_CHARS = 4000
 
 
 def _error(message: str, status: int = 400) -> JsonResponse:
-    return JsonResponse({"error": message}, status=status)
+    # In the interface's language (Accept-Language, else KB_LANGUAGE), readable as it is.
+    return JsonResponse(
+        {"error": str(message)}, status=status, json_dumps_params={"ensure_ascii": False}
+    )
 
 
 @api_token_required
@@ -34,14 +38,16 @@ def ask_api(request: HttpRequest) -> JsonResponse:
     try:
         body = json.loads(request.body or b"{}")
     except (ValueError, RecursionError):
-        return _error('The body must be JSON: {"question": "..."}')
+        return _error(_('The body must be JSON: {"question": "..."}'))
     question = str(body.get("question") or "").strip() if isinstance(body, dict) else ""
     if not question:
-        return _error("question is required.")
+        return _error(_("question is required."))
     if len(question) > MAX_QUESTION_CHARS:
-        return _error(f"question is longer than {MAX_QUESTION_CHARS} characters.")
+        return _error(
+            _("question is longer than %(max)d characters.") % {"max": MAX_QUESTION_CHARS}
+        )
     if not chat_enabled():
-        return _error("The chat is switched off by an administrator.", status=503)
+        return _error(_("The chat is switched off by an administrator."), status=503)
     limited = over_limit(request, "ask", json=True)
     if limited is not None:
         return limited
@@ -62,11 +68,11 @@ def _conversation(request: HttpRequest, body: dict) -> Conversation | JsonRespon
     if body.get("conversation"):
         pk = id_param(body["conversation"])
         found = Conversation.objects.filter(pk=pk, user=request.user).first() if pk else None
-        return found or _error("No such conversation of yours.", status=404)
+        return found or _error(_("No such conversation of yours."), status=404)
     profile = None
     if body.get("profile"):
         profile = AssistantProfile.objects.filter(name__iexact=str(body["profile"])).first()
         if profile is None:
-            return _error(f"No profile {body['profile']!r}.", status=404)
+            return _error(_("No profile %(name)r.") % {"name": body["profile"]}, status=404)
     # Untitled: the first question's redacted text becomes the title (chat.answering).
     return Conversation.objects.create(user=request.user, profile=profile)

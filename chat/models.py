@@ -5,24 +5,27 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 DEFAULT_REFUSAL = "В документах базы знаний нет ответа на этот вопрос."
 
 
 class AssistantProfile(models.Model):
     class Kind(models.TextChoices):
-        ANSWER = "answer", "Answer from the documents"
-        DRAFT_TESTS = "draft_tests", "Draft test cases"
-        COVERAGE = "coverage", "Coverage check"
+        ANSWER = "answer", _("Answer from the documents")
+        DRAFT_TESTS = "draft_tests", _("Draft test cases")
+        COVERAGE = "coverage", _("Coverage check")
 
     name = models.CharField(max_length=100, unique=True)
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.ANSWER)
     description = models.CharField(max_length=300, blank=True)
     system_instruction = models.TextField(
-        help_text="Added to the portal's fixed rules (sources are data; cite [n]; refuse plainly)."
+        help_text=_(
+            "Added to the portal's fixed rules (sources are data; cite [n]; refuse plainly)."
+        )
     )
     allowed_sources = models.ManyToManyField(
-        "knowledge.Source", blank=True, help_text="Empty: every source the user may read."
+        "knowledge.Source", blank=True, help_text=_("Empty: every source the user may read.")
     )
     temperature = models.FloatField(default=0.1)
     is_default = models.BooleanField(default=False)
@@ -46,7 +49,7 @@ class ChatSettings(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        verbose_name_plural = "chat settings"
+        verbose_name_plural = _("chat settings")
 
     def __str__(self) -> str:
         return "Chat settings"
@@ -75,50 +78,52 @@ class Conversation(models.Model):
 
 class Message(models.Model):
     class Outcome(models.TextChoices):
-        ANSWER = "answer", "Answer"
-        PARTIAL = "partial", "Partial answer"
-        REFUSAL = "refusal", "Refusal"
-        CLARIFICATION = "clarification", "Clarification"
-        ERROR = "error", "Error"
+        ANSWER = "answer", _("Answer")
+        PARTIAL = "partial", _("Partial answer")
+        REFUSAL = "refusal", _("Refusal")
+        CLARIFICATION = "clarification", _("Clarification")
+        ERROR = "error", _("Error")
 
     class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
+        PENDING = "pending", _("Pending")
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
 
     class Mode(models.TextChoices):
-        LLM = "llm", "Generated"
-        EXTRACTIVE = "extractive", "Extractive"
-        DIFF = "diff", "From the version diff"
-        NONE = "none", "No generation"
+        LLM = "llm", _("Generated")
+        EXTRACTIVE = "extractive", _("Extractive")
+        DIFF = "diff", _("From the version diff")
+        NONE = "none", _("No generation")
 
     conversation = models.ForeignKey(
         Conversation, on_delete=models.CASCADE, related_name="messages"
     )
-    question = models.TextField(help_text="As asked, with personal data redacted.")
+    question = models.TextField(help_text=_("As asked, with personal data redacted."))
     retrieval_query = models.TextField(
-        blank=True, help_text="The standalone question searched for."
+        blank=True, help_text=_("The standalone question searched for.")
     )
     search_override = models.TextField(
-        blank=True, help_text="A reformulation tile searched instead."
+        blank=True, help_text=_("A reformulation tile searched instead.")
     )
     context = models.JSONField(
-        default=dict, blank=True, help_text="A clarification tile's restriction."
+        default=dict, blank=True, help_text=_("A clarification tile's restriction.")
     )
     answer = models.TextField(blank=True)
     outcome = models.CharField(max_length=20, choices=Outcome.choices, blank=True)
     mode = models.CharField(max_length=20, choices=Mode.choices, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     notice = models.TextField(
-        blank=True, help_text="Shown above the answer (e.g. the LLM was down)."
+        blank=True, help_text=_("Shown above the answer (e.g. the LLM was down).")
     )
     tiles = models.JSONField(default=list, blank=True)  # clarification or reformulation tiles
     filters = models.JSONField(default=dict, blank=True)
     tier = models.PositiveSmallIntegerField(
         null=True,
         blank=True,
-        help_text="The cascade tier (source priority) the sources came from; empty when the "
-        "search was one pass over every source.",
+        help_text=_(
+            "The cascade tier (source priority) the sources came from; empty when the "
+            "search was one pass over every source."
+        ),
     )
     redactions = models.JSONField(default=list, blank=True)  # kinds of personal data removed
     embedding_model = models.CharField(max_length=200, blank=True)
@@ -129,7 +134,7 @@ class Message(models.Model):
     timings = models.JSONField(default=dict, blank=True)
     removed_citations = models.JSONField(default=list, blank=True)
     answerability = models.JSONField(
-        default=dict, blank=True, help_text="The answerability check's decision and features."
+        default=dict, blank=True, help_text=_("The answerability check's decision and features.")
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)

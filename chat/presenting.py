@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 from django.utils.html import escape
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from chat.models import Message
 from portal.markdown import render_markdown
@@ -12,9 +14,9 @@ from portal.markdown import render_markdown
 _CITE = re.compile(r"\[(\d{1,2})\]")
 _TAG = re.compile(r"(<[^>]*>)")
 MODE_LABELS = {
-    "extractive": "quotes from the documents, no language model",
-    "llm": "generated from the sources",
-    "diff": "from the version comparison",
+    "extractive": gettext_lazy("quotes from the documents, no language model"),
+    "llm": gettext_lazy("generated from the sources"),
+    "diff": gettext_lazy("from the version comparison"),
 }
 
 
@@ -36,9 +38,10 @@ def answer_html(message: Message, sources: list) -> str:
     return "".join(part if part.startswith("<") else _CITE.sub(link, part) for part in parts)
 
 
-REVOKED_NOTE = (
-    "Этот ответ цитировал документы, к которым у вас больше нет доступа: он скрыт. "
-    "Задайте вопрос заново, чтобы получить ответ по доступным документам."
+# In the interface's language (it replaces the answer, it is not the answer).
+REVOKED_NOTE = gettext_lazy(
+    "This answer quoted documents you may no longer read, so it is hidden. "
+    "Ask the question again to get an answer from the documents you can read."
 )
 
 
@@ -82,8 +85,13 @@ def cascade_label(message: Message, sources: list) -> str:
         return ""
     names = ", ".join(f["source"] for f in answered_from(sources))
     if message.tier is not None:
-        return f"answered from tier {message.tier}" + (f": {names}" if names else "")
-    return f"answered from {names}" if names else ""
+        if names:
+            return _("answered from tier %(tier)s: %(sources)s") % {
+                "tier": message.tier,
+                "sources": names,
+            }
+        return _("answered from tier %(tier)s") % {"tier": message.tier}
+    return _("answered from %(sources)s") % {"sources": names} if names else ""
 
 
 def turn_context(message: Message) -> dict:
@@ -102,7 +110,7 @@ def turn_context(message: Message) -> dict:
         "sources": sources,
         "cited_sources": [s for s in sources if s.cited] or sources[:3],
         "tiles": list(enumerate(message.tiles or [])),
-        "mode_label": MODE_LABELS.get(message.mode, ""),
+        "mode_label": str(MODE_LABELS.get(message.mode, "")),
         "cascade_label": cascade_label(message, sources) if done and not revoked else "",
         "context_label": (message.context or {}).get("label", ""),
     }

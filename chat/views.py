@@ -11,6 +11,8 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.utils import translation
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from chat.answering import claim, start_message, stream_answer
@@ -128,7 +130,7 @@ def stream(request: HttpRequest, pk: int) -> StreamingHttpResponse:
         pk=pk,
         conversation__user=request.user,
     )
-    events = _events(message, request.user)
+    events = _events(message, request.user, translation.get_language())
     # Under ASGI (uvicorn) hand Django an async iterator, each step run in the request's thread;
     # under WSGI the plain generator streams as it is.
     body = _async_events(events) if hasattr(request, "scope") else events
@@ -150,7 +152,7 @@ def _sse(event: str, data: str) -> bytes:
     return (f"event: {event}\n" + "".join(f"data: {line}\n" for line in lines) + "\n").encode()
 
 
-def _events(message: Message, user) -> Iterator[bytes]:
+def _events(message: Message, user, language: str) -> Iterator[bytes]:
     from django.utils.html import escape
 
     yield b": stream open\n\n"
@@ -169,7 +171,9 @@ def _events(message: Message, user) -> Iterator[bytes]:
             time.sleep(0.5)
             yield b": waiting\n\n"
     message.refresh_from_db()
-    html = render_to_string("chat/chat.html#answer", {"turn": turn_context(message)})
+    # Rendered after the view returned (and maybe in another thread): in the request's language.
+    with translation.override(language):
+        html = render_to_string("chat/chat.html#answer", {"turn": turn_context(message)})
     yield _sse("done", html)
 
 
@@ -183,6 +187,6 @@ def toggle_chat(request: HttpRequest) -> HttpResponse:
     row.save()
     audit.record(request, "kill-switch", "chat on" if row.chat_enabled else "chat off")
     flash.success(
-        request, "The chat is on." if row.chat_enabled else "The chat is off for everyone."
+        request, _("The chat is on.") if row.chat_enabled else _("The chat is off for everyone.")
     )
     return redirect("home")

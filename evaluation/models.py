@@ -9,19 +9,20 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class RegressionCase(models.Model):
     """One question the portal must keep answering right (``manage.py eval --set regression``)."""
 
     class Group(models.TextChoices):
-        ANSWERABLE = "answerable", "Answer expected"
-        REFUSAL = "refusal", "Refusal expected"
-        CLARIFICATION = "clarification", "Clarification expected"
+        ANSWERABLE = "answerable", _("Answer expected")
+        REFUSAL = "refusal", _("Refusal expected")
+        CLARIFICATION = "clarification", _("Clarification expected")
 
     class Origin(models.TextChoices):
-        RATING = "rating", "Not-helpful rating"
-        JOURNAL = "journal", "Journal entry"
+        RATING = "rating", _("Not-helpful rating")
+        JOURNAL = "journal", _("Journal entry")
 
     question = models.TextField()
     group = models.CharField(max_length=20, choices=Group.choices, default=Group.ANSWERABLE)
@@ -48,6 +49,8 @@ class RegressionCase(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name = _("regression case")
+        verbose_name_plural = _("regression cases")
         ordering = ["-created_at", "-pk"]
 
     def __str__(self) -> str:
@@ -60,28 +63,30 @@ class RegressionCase(models.Model):
 
 class EvalRun(models.Model):
     class Status(models.TextChoices):
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        INTERRUPTED = "interrupted", "Interrupted"
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
+        INTERRUPTED = "interrupted", _("Interrupted")
 
     label = models.CharField(max_length=200, blank=True)
-    question_set = models.CharField(max_length=500, help_text="The files or the stored set run.")
+    question_set = models.CharField(max_length=500, help_text=_("The files or the stored set run."))
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING)
     git_commit = models.CharField(max_length=64, blank=True)
     config = models.JSONField(
-        default=dict, blank=True, help_text="Models, search settings, profile, prompt versions."
+        default=dict, blank=True, help_text=_("Models, search settings, profile, prompt versions.")
     )
     metrics = models.JSONField(default=dict, blank=True)
     judge_model = models.CharField(max_length=200, blank=True)
     judge_prompt_version = models.CharField(max_length=50, blank=True)
-    question_count = models.PositiveIntegerField(default=0, help_text="Questions in the set.")
+    question_count = models.PositiveIntegerField(default=0, help_text=_("Questions in the set."))
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("evaluation run")
+        verbose_name_plural = _("evaluation runs")
         ordering = ["-started_at", "-pk"]
 
     def __str__(self) -> str:
@@ -97,22 +102,24 @@ class EvalResult(models.Model):
     group = models.CharField(max_length=30)
     style = models.CharField(max_length=50, blank=True)
     question = models.TextField()
-    reference = models.TextField(blank=True, help_text="The reference answer, if the set has one.")
+    reference = models.TextField(
+        blank=True, help_text=_("The reference answer, if the set has one.")
+    )
     gold = models.JSONField(default=list, blank=True)
-    outcome = models.CharField(max_length=20, help_text="answered, partial, refused, clarified")
+    outcome = models.CharField(max_length=20, help_text=_("answered, partial, refused, clarified"))
     mode = models.CharField(max_length=20, blank=True)
     answer = models.TextField(blank=True)
     sources = models.JSONField(default=list, blank=True)
     gold_rank = models.PositiveSmallIntegerField(
-        null=True, blank=True, help_text="Rank of the first source from a gold document."
+        null=True, blank=True, help_text=_("Rank of the first source from a gold document.")
     )
     pair = models.CharField(
-        max_length=10, blank=True, help_text="Version questions: exact/other/none"
+        max_length=10, blank=True, help_text=_("Version questions: exact/other/none")
     )
     citations_valid = models.BooleanField(default=True)
-    ok = models.BooleanField(default=False, help_text="Did what the set expects of its group.")
+    ok = models.BooleanField(default=False, help_text=_("Did what the set expects of its group."))
     latency_ms = models.FloatField(default=0.0)
-    timings = models.JSONField(default=dict, blank=True, help_text="The answer's stage timings.")
+    timings = models.JSONField(default=dict, blank=True, help_text=_("The answer's stage timings."))
     judge = models.JSONField(default=dict, blank=True)
     message = models.ForeignKey(
         "chat.Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

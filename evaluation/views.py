@@ -11,6 +11,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext as gettext_now
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_POST
 
 from chat.models import Message
@@ -22,26 +24,33 @@ from portal import audit
 from portal.params import id_param
 
 HEADLINE_LABELS = {
-    "answerable.answered": "Answerable: answered",
-    "answerable.gold_any": "Answerable: gold document cited",
-    "answerable.recall@1": "Answerable: gold first",
-    "answerable.recall@5": "Answerable: gold in top 5",
-    "trick.refused_or_partial": "Trick: refused or partial",
-    "out_of_domain.refused": "Out of domain: refused",
-    "refusal.refused": "Refusal expected: refused",
-    "clarification.clarified": "Clarification expected: asked",
-    "version.exact": "Version: exact pair",
-    "version.other": "Version: another pair (lower is better)",
-    "citations.valid": "Citations valid",
-    "judge.correct": "Judge: correct",
-    "judge.faithful": "Judge: faithful",
-    "ok": "All: as expected",
+    "answerable.answered": _("Answerable: answered"),
+    "answerable.gold_any": _("Answerable: gold document cited"),
+    "answerable.recall@1": _("Answerable: gold first"),
+    "answerable.recall@5": _("Answerable: gold in top 5"),
+    "trick.refused_or_partial": _("Trick: refused or partial"),
+    "out_of_domain.refused": _("Out of domain: refused"),
+    "refusal.refused": _("Refusal expected: refused"),
+    "clarification.clarified": _("Clarification expected: asked"),
+    "version.exact": _("Version: exact pair"),
+    "version.other": _("Version: another pair (lower is better)"),
+    "citations.valid": _("Citations valid"),
+    "judge.correct": _("Judge: correct"),
+    "judge.faithful": _("Judge: faithful"),
+    "ok": _("All: as expected"),
+}
+VERDICT_LABELS = {
+    "worse": _("worse"),
+    "better": _("better"),
+    "changed": _("changed"),
+    "only-a": _("only in A"),
+    "only-b": _("only in B"),
 }
 
 
 def _staff_only(request: HttpRequest) -> None:
     if not request.user.is_staff:
-        raise PermissionDenied("Evaluation runs are for staff.")
+        raise PermissionDenied(gettext_now("Evaluation runs are for staff."))
 
 
 def headline_rows(a: dict, b: dict | None = None) -> list[dict]:
@@ -49,7 +58,7 @@ def headline_rows(a: dict, b: dict | None = None) -> list[dict]:
     return [
         {
             "name": name,
-            "label": HEADLINE_LABELS[name],
+            "label": str(HEADLINE_LABELS[name]),
             "a": a.get(name),
             "b": b.get(name) if b else None,
             "delta": round(b[name] - a[name], 4) if b and name in a and name in b else None,
@@ -125,10 +134,12 @@ def compare_page(request: HttpRequest) -> HttpResponse:
             "chart": mark_safe(  # noqa: S308
                 paired_bars(
                     [(r["label"], r["a"], r["b"]) for r in rows],
-                    f"Figures of run {a.pk} (A, light) and run {b.pk} (B, dark)",
+                    gettext_now("Figures of run %(a)s (A, light) and run %(b)s (B, dark)")
+                    % {"a": a.pk, "b": b.pk},
                 )
             ),
             "changes": changes,
+            "verdict_labels": VERDICT_LABELS,
         },
     )
 
@@ -162,7 +173,7 @@ def add_message(request: HttpRequest, pk: int) -> HttpResponse:
     message = get_object_or_404(Message, pk=pk)
     behaviour = request.POST.get("behaviour", "answer")
     if behaviour not in GROUP_OF_BEHAVIOUR:
-        flash.error(request, "Choose answer, refusal or clarification.")
+        flash.error(request, gettext_now("Choose answer, refusal or clarification."))
         return redirect(reverse("journal_entry", args=[pk]))
     case = case_from_message(
         message,
@@ -171,5 +182,7 @@ def add_message(request: HttpRequest, pk: int) -> HttpResponse:
         expected_answer=(request.POST.get("expected_answer") or "")[:5000],
     )
     audit.record(request, "regression_case", f"from message #{pk} -> case #{case.pk}")
-    flash.success(request, f"Added to the regression set as case {case.pk}.")
+    flash.success(
+        request, gettext_now("Added to the regression set as case %(pk)s.") % {"pk": case.pk}
+    )
     return redirect(reverse("journal_entry", args=[pk]))

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
 
 from feedback.models import Rating
 
@@ -19,6 +20,6 @@ class RatingAdmin(admin.ModelAdmin):
     def has_add_permission(self, request) -> bool:
         return False  # ratings come from the buttons under the answers
 
-    @admin.display(boolean=True, description="Expected answer")
+    @admin.display(boolean=True, description=_("Expected answer"))
     def has_expected_answer(self, rating: Rating) -> bool:
         return bool(rating.expected_answer)

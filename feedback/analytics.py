@@ -27,6 +27,7 @@ from django.db.models import (
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, TruncDate
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from chat.models import Message, MessageSource
 from feedback.models import Rating
@@ -35,11 +36,11 @@ from portal.params import id_param
 
 OUTCOMES = ["answer", "partial", "refusal", "clarification", "error"]
 STAGES = [
-    ("rewrite_ms", "Question rewrite"),
-    ("search_ms", "Search"),
-    ("llm_first_token_ms", "LLM first token"),
-    ("llm_ms", "LLM generation"),
-    ("total_ms", "Total"),
+    ("rewrite_ms", _("Question rewrite")),
+    ("search_ms", _("Search")),
+    ("llm_first_token_ms", _("LLM first token")),
+    ("llm_ms", _("LLM generation")),
+    ("total_ms", _("Total")),
 ]
 PERCENTILES = (0.5, 0.9, 0.95, 0.99)
 DEFAULT_DAYS = 30
@@ -234,7 +235,7 @@ def never_used(messages: QuerySet[Message], source_id: int | None, limit: int = 
 def latency(messages: QuerySet[Message]) -> list[dict]:
     """Percentiles (ms) of each pipeline stage over the messages that recorded it."""
     aggregates = {}
-    for key, _ in STAGES:
+    for key, _label in STAGES:
         value = Cast(KT(f"timings__{key}"), FloatField())
         aggregates[f"{key}__p"] = Percentiles(value)
         aggregates[f"{key}__n"] = Count(KT(f"timings__{key}"))

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from datetime import date
 from html import escape
 
+from django.utils.translation import gettext as _
+
 WIDTH, HEIGHT = 600, 190
 LEFT, RIGHT, TOP, BOTTOM = 40, 10, 12, 24
 
@@ -106,7 +108,12 @@ def diverging_days(
         x = LEFT + i * step + (step - bar) / 2
         up_h, down_h = ups[i] / top * half, downs[i] / top * half
         body.append(
-            f"<g><title>{day.isoformat()}: helpful {ups[i]}, not helpful {downs[i]}</title>"
+            "<g><title>"
+            + escape(
+                _("%(day)s: helpful %(up)d, not helpful %(down)d")
+                % {"day": day.isoformat(), "up": ups[i], "down": downs[i]}
+            )
+            + "</title>"
             f'<rect x="{x:.1f}" y="{axis - up_h:.1f}" width="{bar:.1f}" height="{up_h:.1f}" '
             f'class="up"/><rect x="{x:.1f}" y="{axis:.1f}" width="{bar:.1f}" '
             f'height="{down_h:.1f}" class="down"/></g>'
@@ -160,12 +167,19 @@ def latency_bars(rows: Sequence[tuple[str, float | None, float | None]], label: 
             f"{escape(name)}</text>"
         )
         if p95 is None:
-            body.append(f'<text x="{label_w}" y="{y + 14}" class="axis">no data</text>')
+            body.append(
+                f'<text x="{label_w}" y="{y + 14}" class="axis">{escape(_("no data"))}</text>'
+            )
             continue
         w95 = (p95 or 0) / top * plot_w
         w50 = (p50 or 0) / top * plot_w
         body.append(
-            f"<g><title>{escape(name)}: median {p50:.0f} ms, 95th percentile {p95:.0f} ms</title>"
+            "<g><title>"
+            + escape(
+                _("%(stage)s: median %(p50).0f ms, 95th percentile %(p95).0f ms")
+                % {"stage": name, "p50": p50, "p95": p95}
+            )
+            + "</title>"
             f'<rect x="{label_w}" y="{y}" width="{w95:.1f}" height="18" class="p95"/>'
             f'<rect x="{label_w}" y="{y + 4}" width="{w50:.1f}" height="10" class="p50"/></g>'
             f'<text x="{label_w + w95 + 6:.1f}" y="{y + 14}" class="axis">{p95:.0f} ms</text>'

@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 from feedback.querysets import RatingQuerySet
 
@@ -17,20 +18,20 @@ class Rating(models.Model):
     """One user's verdict on one answer; changeable, never duplicated."""
 
     class Value(models.TextChoices):
-        UP = "up", "Helpful"
-        DOWN = "down", "Not helpful"
+        UP = "up", _("Helpful")
+        DOWN = "down", _("Not helpful")
 
     class Reason(models.TextChoices):
-        WRONG = "wrong", "Wrong"
-        INCOMPLETE = "incomplete", "Incomplete"
-        WRONG_SOURCE = "wrong_source", "Wrong source"
-        OUTDATED = "outdated", "Outdated"
-        OTHER = "other", "Other"
+        WRONG = "wrong", _("Wrong")
+        INCOMPLETE = "incomplete", _("Incomplete")
+        WRONG_SOURCE = "wrong_source", _("Wrong source")
+        OUTDATED = "outdated", _("Outdated")
+        OTHER = "other", _("Other")
 
     class Behaviour(models.TextChoices):
-        ANSWER = "answer", "Answer"
-        REFUSAL = "refusal", "Refusal"
-        CLARIFICATION = "clarification", "Clarification"
+        ANSWER = "answer", _("Answer")
+        REFUSAL = "refusal", _("Refusal")
+        CLARIFICATION = "clarification", _("Clarification")
 
     message = models.ForeignKey("chat.Message", on_delete=models.CASCADE, related_name="ratings")
     user = models.ForeignKey(
@@ -45,12 +46,14 @@ class Rating(models.Model):
         max_length=20,
         choices=Behaviour.choices,
         blank=True,
-        help_text="Staff: what the assistant should do for this question. Empty: derived from "
-        "the outcome and the rating (see feedback.export.expected_behaviour).",
+        help_text=_(
+            "Staff: what the assistant should do for this question. Empty: derived from "
+            "the outcome and the rating (see feedback.export.expected_behaviour)."
+        ),
     )
     expected_answer = models.TextField(
         blank=True,
-        help_text="Staff: the answer the assistant should give; exported to the regression set.",
+        help_text=_("Staff: the answer the assistant should give; exported to the regression set."),
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -58,6 +61,8 @@ class Rating(models.Model):
     objects = RatingQuerySet.as_manager()
 
     class Meta:
+        verbose_name = _("rating")
+        verbose_name_plural = _("ratings")
         ordering = ["-updated_at", "-pk"]
         constraints = [
             models.UniqueConstraint(fields=["message", "user"], name="rating_unique_per_user")

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from feedback import analytics, charts
 from feedback.gaps import content_gaps
 
 OUTCOME_SERIES = [
-    charts.Series("answer", "Answers", "#2f8f4e"),
-    charts.Series("partial", "Partial answers", "#d79a1e"),
-    charts.Series("clarification", "Clarifications", "#2456c7"),
-    charts.Series("refusal", "Refusals", "#c2413a"),
-    charts.Series("error", "Errors", "#98a2b3"),
+    charts.Series("answer", gettext_lazy("Answers"), "#2f8f4e"),
+    charts.Series("partial", gettext_lazy("Partial answers"), "#d79a1e"),
+    charts.Series("clarification", gettext_lazy("Clarifications"), "#2456c7"),
+    charts.Series("refusal", gettext_lazy("Refusals"), "#c2413a"),
+    charts.Series("error", gettext_lazy("Errors"), "#98a2b3"),
 ]
 
 
@@ -41,12 +43,12 @@ def analytics_report(filters: analytics.ReportFilters, *, embedder=None) -> dict
             for s in OUTCOME_SERIES
         ],
         "questions_chart": mark_safe(
-            charts.stacked_days(days, per_day, OUTCOME_SERIES, "Questions per day by outcome")
+            charts.stacked_days(days, per_day, OUTCOME_SERIES, _("Questions per day by outcome"))
         ),
         "shares_chart": mark_safe(
             charts.share_bar(
                 [(s.label, totals.outcomes.get(s.key, 0), s.colour) for s in OUTCOME_SERIES],
-                "Shares of outcomes",
+                _("Shares of outcomes"),
             )
         ),
         "ratings_chart": mark_safe(
@@ -54,7 +56,7 @@ def analytics_report(filters: analytics.ReportFilters, *, embedder=None) -> dict
                 days,
                 [d["up"] for d in rating_days],
                 [d["down"] for d in rating_days],
-                "Ratings per day: helpful above the line, not helpful below",
+                _("Ratings per day: helpful above the line, not helpful below"),
             )
         ),
         "worst": analytics.worst_rated(ratings),
@@ -68,7 +70,7 @@ def analytics_report(filters: analytics.ReportFilters, *, embedder=None) -> dict
         "latency_chart": mark_safe(
             charts.latency_bars(
                 [(s["label"], s["p50"], s["p95"]) for s in stages],
-                "Latency per pipeline stage: median and 95th percentile",
+                _("Latency per pipeline stage: median and 95th percentile"),
             )
         ),
         "percentiles": [int(p * 100) for p in analytics.PERCENTILES],

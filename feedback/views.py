@@ -7,6 +7,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.middleware import HtmxDetails
@@ -32,7 +33,7 @@ def _rateable(request: HttpRequest, pk: int) -> Message:
     if message is None:
         # The same answer for someone else's message as for none: a 403 would tell an
         # outsider which message ids exist.
-        raise Http404("No such answer of yours.")
+        raise Http404(_("No such answer of yours."))
     return message
 
 
@@ -56,7 +57,7 @@ def rate(request: HtmxHttpRequest, pk: int) -> HttpResponse:
                 comment=request.POST.get("comment", "") if details else None,
             )
         except ValueError:
-            return HttpResponseBadRequest("value must be up or down")
+            return HttpResponseBadRequest(_("value must be up or down"))
         editing = rating.value == Rating.Value.DOWN and not details
     if not request.htmx:
         url = reverse("conversation", args=[message.conversation_id])
@@ -70,7 +71,7 @@ def rate(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 
 def _staff_only(request: HttpRequest) -> None:
     if not request.user.is_staff:
-        raise PermissionDenied("The analytics are for staff.")
+        raise PermissionDenied(_("The analytics are for staff."))
 
 
 @require_GET
@@ -99,7 +100,7 @@ def export(request: HttpRequest) -> HttpResponse:
     else:
         ids = [i for i in map(id_param, request.POST.getlist("rating")) if i]
     if not ids:
-        flash.error(request, "Choose at least one rated answer to export.")
+        flash.error(request, _("Choose at least one rated answer to export."))
         return redirect(reverse("feedback"))
     body = "".join(export_lines(ratings_for_export(ids=ids)))
     audit.record(request, "export", f"{len(ids)} ratings")

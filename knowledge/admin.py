@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.utils.translation import gettext as gettext_now
+from django.utils.translation import gettext_lazy as _
 
 from knowledge.models import Document, DocumentVersion, Source, Synonym
 from portal import audit
@@ -35,11 +37,11 @@ class SourceAdmin(admin.ModelAdmin):
     ]
     fieldsets = [
         (None, {"fields": ["name", "kind", "description", "base_url", "root_path"]}),
-        ("Search", {"fields": ["priority", "prefer_fresh"]}),
-        ("Coding agents (MCP)", {"fields": ["mcp_listed", "mcp_tool"]}),
-        ("Readers", {"fields": ["is_public", "restricted", "readers", "reader_groups"]}),
+        (_("Search"), {"fields": ["priority", "prefer_fresh"]}),
+        (_("Coding agents (MCP)"), {"fields": ["mcp_listed", "mcp_tool"]}),
+        (_("Readers"), {"fields": ["is_public", "restricted", "readers", "reader_groups"]}),
         (
-            "Sync",
+            _("Sync"),
             {
                 "fields": [
                     "connector",
@@ -54,7 +56,7 @@ class SourceAdmin(admin.ModelAdmin):
         ),
     ]
 
-    @admin.action(description="Sync now")
+    @admin.action(description=_("Sync now"))
     def sync_now(self, request, queryset) -> None:
         from knowledge.sources.schedule import request_sync
 
@@ -63,7 +65,9 @@ class SourceAdmin(admin.ModelAdmin):
             audit.record(request, "source-sync", name, queued=True)
         self.message_user(
             request,
-            f"Syncing: {', '.join(queued) or 'nothing (already under way, or no connector)'}.",
+            gettext_now("Syncing: %(sources)s.") % {"sources": ", ".join(queued)}
+            if queued
+            else gettext_now("Nothing to sync (already under way, or no connector)."),
         )
 
     def save_model(self, request, obj, form, change) -> None:

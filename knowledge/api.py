@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from knowledge.embedding import EmbeddingModelMismatch
@@ -24,7 +25,10 @@ MAX_K = 50
 
 
 def _error(message: str, status: int = 400) -> JsonResponse:
-    return JsonResponse({"error": message}, status=status)
+    # In the interface's language (Accept-Language, else KB_LANGUAGE), readable as it is.
+    return JsonResponse(
+        {"error": str(message)}, status=status, json_dumps_params={"ensure_ascii": False}
+    )
 
 
 @api_token_required
@@ -35,20 +39,21 @@ def search_api(request: HttpRequest) -> JsonResponse:
         return limited
     query = request.GET.get("q", "").strip()
     if not query:
-        return _error("The parameter q (the question or search words) is required.")
+        return _error(_("The parameter q (the question or search words) is required."))
     if len(query) > MAX_QUERY_CHARS:
-        return _error(f"q is longer than {MAX_QUERY_CHARS} characters.")
+        return _error(_("q is longer than %(max)d characters.") % {"max": MAX_QUERY_CHARS})
     try:
         k = int(request.GET.get("k") or settings.SEARCH_RESULTS)
     except ValueError:
-        return _error("k must be a whole number.")
+        return _error(_("k must be a whole number."))
     if not 1 <= k <= MAX_K:
-        return _error(f"k must be between 1 and {MAX_K}.")
+        return _error(_("k must be between 1 and %(max)d.") % {"max": MAX_K})
     types = request.GET.getlist("type")
     unknown = sorted(set(types) - set(Chunk.BlockType.values))
     if unknown:
         return _error(
-            f"Unknown type {', '.join(unknown)}; one of {', '.join(Chunk.BlockType.values)}."
+            _("Unknown type %(types)s; one of %(known)s.")
+            % {"types": ", ".join(unknown), "known": ", ".join(Chunk.BlockType.values)}
         )
     filters = Filters(
         sections=[s.strip().rstrip(".") for s in request.GET.getlist("section") if s.strip()],

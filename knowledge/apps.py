@@ -1,8 +1,9 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class KnowledgeConfig(AppConfig):
     name = "knowledge"
-    verbose_name = "Knowledge base"
+    verbose_name = _("Knowledge base")

@@ -17,6 +17,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 from pgvector.django import SparseVectorField, VectorField
 
 from knowledge.querysets import ChunkQuerySet, DocumentQuerySet, SourceQuerySet, VersionQuerySet
@@ -24,25 +25,25 @@ from knowledge.querysets import ChunkQuerySet, DocumentQuerySet, SourceQuerySet,
 
 class Source(models.Model):
     class Kind(models.TextChoices):
-        WIKI = "wiki", "Wiki"
-        SPECS = "specs", "Specifications"
-        CHECKLISTS = "checklists", "Checklists"
-        TRACKER = "tracker", "Tracker"
-        UPLOADS = "uploads", "Uploads"
-        FOLDER = "folder", "Drop folder"
+        WIKI = "wiki", _("Wiki")
+        SPECS = "specs", _("Specifications")
+        CHECKLISTS = "checklists", _("Checklists")
+        TRACKER = "tracker", _("Tracker")
+        UPLOADS = "uploads", _("Uploads")
+        FOLDER = "folder", _("Drop folder")
 
     class Connector(models.TextChoices):
-        NONE = "", "None (uploads, the command line)"
-        GIT = "git", "Git repository"
-        FOLDER = "folder", "Folder on the server"
-        TRACKER = "tracker", "Issue tracker"
+        NONE = "", _("None (uploads, the command line)")
+        GIT = "git", _("Git repository")
+        FOLDER = "folder", _("Folder on the server")
+        TRACKER = "tracker", _("Issue tracker")
 
     class SyncStatus(models.TextChoices):
-        NEVER = "", "Never synced"
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Syncing"
-        OK = "ok", "Synced"
-        FAILED = "failed", "Failed"
+        NEVER = "", _("Never synced")
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Syncing")
+        OK = "ok", _("Synced")
+        FAILED = "failed", _("Failed")
 
     SYNC_ACTIVE = (SyncStatus.QUEUED, SyncStatus.RUNNING)
 
@@ -50,32 +51,36 @@ class Source(models.Model):
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.UPLOADS)
     description = models.TextField(blank=True)
     base_url = models.CharField(
-        max_length=500, blank=True, help_text="A page's link is this URL joined with its path."
+        max_length=500, blank=True, help_text=_("A page's link is this URL joined with its path.")
     )
     root_path = models.CharField(
-        max_length=1000, blank=True, help_text="Folder this source was loaded or synced from."
+        max_length=1000, blank=True, help_text=_("Folder this source was loaded or synced from.")
     )
     priority = models.PositiveSmallIntegerField(
         default=1,
-        help_text="Cascade tier: tier 1 is searched first, the next only if it finds nothing.",
+        help_text=_("Cascade tier: tier 1 is searched first, the next only if it finds nothing."),
     )
     prefer_fresh = models.BooleanField(
-        default=False, help_text="Break score ties in favour of the newer document."
+        default=False, help_text=_("Break score ties in favour of the newer document.")
     )
     mcp_listed = models.BooleanField(
         default=True,
-        help_text="Coding agents (MCP) get an ask_<tool> tool that answers from this source.",
+        help_text=_("Coding agents (MCP) get an ask_<tool> tool that answers from this source."),
     )
     mcp_tool = models.CharField(
         max_length=40,
         blank=True,
-        help_text="The tool's name after ask_ (e.g. wiki, checklists, tracker); sources with the "
-        "same name share one tool. Empty: the source's kind.",
+        help_text=_(
+            "The tool's name after ask_ (e.g. wiki, checklists, tracker); sources with the "
+            "same name share one tool. Empty: the source's kind."
+        ),
     )
-    is_public = models.BooleanField(default=True, help_text="Every signed-in user may read it.")
+    is_public = models.BooleanField(default=True, help_text=_("Every signed-in user may read it."))
     restricted = models.BooleanField(
         default=False,
-        help_text="Only its named readers and groups may read it: staff included, superusers not.",
+        help_text=_(
+            "Only its named readers and groups may read it: staff included, superusers not."
+        ),
     )
     readers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="+")
     reader_groups = models.ManyToManyField("auth.Group", blank=True, related_name="+")
@@ -88,28 +93,28 @@ class Source(models.Model):
         max_length=20,
         choices=Connector.choices,
         blank=True,
-        help_text="How documents arrive; empty: uploads and the command line only.",
+        help_text=_("How documents arrive; empty: uploads and the command line only."),
     )
     sync_url = models.CharField(
         max_length=1000,
         blank=True,
-        help_text="Git: any URL git can fetch, or a local path. Folder: the folder's path.",
+        help_text=_("Git: any URL git can fetch, or a local path. Folder: the folder's path."),
     )
     branch = models.CharField(
-        max_length=200, blank=True, help_text="Empty: the repository's default branch."
+        max_length=200, blank=True, help_text=_("Empty: the repository's default branch.")
     )
     subpath = models.CharField(
         max_length=500,
         blank=True,
-        help_text="Only files under this folder; document paths are relative to it.",
+        help_text=_("Only files under this folder; document paths are relative to it."),
     )
     history_depth = models.PositiveSmallIntegerField(
         default=1,
         validators=[MinValueValidator(1), MaxValueValidator(100)],
-        help_text="The last N commits of each page become its versions (1: its current text).",
+        help_text=_("The last N commits of each page become its versions (1: its current text)."),
     )
     sync_interval_minutes = models.PositiveIntegerField(
-        default=15, help_text="The scheduler syncs it this often; 0: only on demand."
+        default=15, help_text=_("The scheduler syncs it this often; 0: only on demand.")
     )
     sync_requested_at = models.DateTimeField(null=True, blank=True, editable=False)
     last_synced_at = models.DateTimeField(null=True, blank=True, editable=False)
@@ -122,12 +127,14 @@ class Source(models.Model):
         max_length=200,
         blank=True,
         editable=False,
-        help_text="Where the next sync starts: the last commit synced (git).",
+        help_text=_("Where the next sync starts: the last commit synced (git)."),
     )
 
     objects = SourceQuerySet.as_manager()
 
     class Meta:
+        verbose_name = _("source")
+        verbose_name_plural = _("sources")
         ordering = ["priority", "name"]
 
     def __str__(self) -> str:
@@ -154,17 +161,19 @@ class Source(models.Model):
 
 class Document(models.Model):
     source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="documents")
-    path = models.CharField(max_length=1000, help_text="Path or external id inside the source.")
+    path = models.CharField(max_length=1000, help_text=_("Path or external id inside the source."))
     title = models.CharField(max_length=500)
     aliases = models.CharField(
         max_length=500,
         blank=True,
-        help_text="Other names people use for it, comma-separated (e.g. 'ПМИ, программа испытаний').",
+        help_text=_(
+            "Other names people use for it, comma-separated (e.g. 'ПМИ, программа испытаний')."
+        ),
     )
     url = models.CharField(
         max_length=1000,
         blank=True,
-        help_text="The original's address when its source gives one; else base URL + path.",
+        help_text=_("The original's address when its source gives one; else base URL + path."),
     )
     language = models.CharField(max_length=20, default="simple")
     current_version = models.ForeignKey(
@@ -181,6 +190,8 @@ class Document(models.Model):
     objects = DocumentQuerySet.as_manager()
 
     class Meta:
+        verbose_name = _("document")
+        verbose_name_plural = _("documents")
         ordering = ["source__priority", "title"]
         constraints = [
             models.UniqueConstraint(fields=["source", "path"], name="document_unique_path")
@@ -215,16 +226,16 @@ class DocumentTerm(models.Model):
 
 class DocumentVersion(models.Model):
     class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        PARSING = "parsing", "Parsing"
-        EMBEDDING = "embedding", "Embedding"
-        READY = "ready", "Ready"
-        FAILED = "failed", "Failed"
+        PENDING = "pending", _("Pending")
+        PARSING = "parsing", _("Parsing")
+        EMBEDDING = "embedding", _("Embedding")
+        READY = "ready", _("Ready")
+        FAILED = "failed", _("Failed")
 
     ACTIVE = (Status.PARSING, Status.EMBEDDING)
 
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="versions")
-    number = models.PositiveIntegerField(help_text="Order inside the document: 1 is the oldest.")
+    number = models.PositiveIntegerField(help_text=_("Order inside the document: 1 is the oldest."))
     label = models.CharField(max_length=200, blank=True)
     label_date = models.DateField(null=True, blank=True)
     sha256 = models.CharField(max_length=64)
@@ -256,6 +267,8 @@ class DocumentVersion(models.Model):
     objects = VersionQuerySet.as_manager()
 
     class Meta:
+        verbose_name = _("document version")
+        verbose_name_plural = _("document versions")
         ordering = ["document", "number"]
         get_latest_by = "number"
         constraints = [
@@ -279,12 +292,12 @@ class DocumentVersion(models.Model):
 
 class Chunk(models.Model):
     class BlockType(models.TextChoices):
-        TEXT = "text", "Text"
-        TABLE = "table", "Table"
-        TEST_CASE = "test_case", "Test case"
-        LIST = "list", "List"
-        CODE = "code", "Code"
-        ROW = "row", "Table rows (searched for their table)"
+        TEXT = "text", _("Text")
+        TABLE = "table", _("Table")
+        TEST_CASE = "test_case", _("Test case")
+        LIST = "list", _("List")
+        CODE = "code", _("Code")
+        ROW = "row", _("Table rows (searched for their table)")
 
     version = models.ForeignKey(DocumentVersion, on_delete=models.CASCADE, related_name="chunks")
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
@@ -406,9 +419,9 @@ class VersionEvent(models.Model):
     version itself is gone."""
 
     class Action(models.TextChoices):
-        RELABEL = "relabel", "Label or date changed"
-        MOVE = "move", "Moved in the order"
-        REMOVE = "remove", "Removed"
+        RELABEL = "relabel", _("Label or date changed")
+        MOVE = "move", _("Moved in the order")
+        REMOVE = "remove", _("Removed")
 
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="version_events")
     version = models.ForeignKey(
@@ -434,7 +447,7 @@ class Synonym(models.Model):
     ways round (a question naming either finds text using the other)."""
 
     term = models.CharField(
-        max_length=200, help_text="Matched by its words' first five letters (stored so)."
+        max_length=200, help_text=_("Matched by its words' first five letters (stored so).")
     )
     equivalent = models.CharField(max_length=200)
     document = models.ForeignKey(
@@ -443,11 +456,13 @@ class Synonym(models.Model):
         blank=True,
         on_delete=models.CASCADE,
         related_name="+",
-        help_text="The document it was read from; empty when staff added it.",
+        help_text=_("The document it was read from; empty when staff added it."),
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("synonym")
+        verbose_name_plural = _("synonyms")
         constraints = [
             models.UniqueConstraint(
                 fields=["term", "equivalent", "document"], name="synonym_unique_pair"

@@ -8,6 +8,8 @@ from pathlib import PurePosixPath
 from django.contrib import messages
 from django.core.files.uploadedfile import UploadedFile
 from django.db.models import Prefetch, Q
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from knowledge.ingest.registration import register_file
 from knowledge.models import Document, DocumentVersion, Source
@@ -112,20 +114,26 @@ class UploadOutcome:
             out.append(
                 (
                     messages.SUCCESS,
-                    f"{len(self.new)} new version(s) queued: {', '.join(self.new[:10])}",
+                    ngettext(
+                        "%(count)d new version queued: %(paths)s",
+                        "%(count)d new versions queued: %(paths)s",
+                        len(self.new),
+                    )
+                    % {"count": len(self.new), "paths": ", ".join(self.new[:10])},
                 )
             )
         if self.unchanged:
             out.append(
                 (
                     messages.INFO,
-                    f"Unchanged (same bytes already indexed): {', '.join(self.unchanged[:10])}",
+                    _("Unchanged (same bytes already indexed): %(paths)s")
+                    % {"paths": ", ".join(self.unchanged[:10])},
                 )
             )
         for text in self.refused:
             out.append((messages.ERROR, text))
         if not (self.new or self.unchanged or self.refused):
-            out.append((messages.ERROR, "No file was uploaded."))
+            out.append((messages.ERROR, _("No file was uploaded.")))
         return out
 
 
@@ -138,7 +146,8 @@ def register_uploads(
     outcome = UploadOutcome()
     for name in refused:
         outcome.refused.append(
-            f"{PurePosixPath(name).name}: over the {settings.MAX_UPLOAD_MB} MB limit, not read"
+            _("%(name)s: over the %(limit)s MB limit, not read")
+            % {"name": PurePosixPath(name).name, "limit": settings.MAX_UPLOAD_MB}
         )
     for uploaded in files:
         name = uploaded.name or "upload"

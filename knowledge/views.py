@@ -12,6 +12,8 @@ from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRefresh
@@ -81,9 +83,11 @@ def sync_now(request: HttpRequest, pk: int) -> HttpResponse:
     if request.htmx:
         return _sources_card(request)
     if queued:
-        messages.success(request, f"Syncing {source.name}.")
+        messages.success(request, _("Syncing %(source)s.") % {"source": source.name})
     else:
-        messages.info(request, f"A sync of {source.name} is already under way.")
+        messages.info(
+            request, _("A sync of %(source)s is already under way.") % {"source": source.name}
+        )
     return redirect("documents")
 
 
@@ -115,7 +119,7 @@ def download(request: HttpRequest, pk: int) -> FileResponse:
     try:
         handle = version.file.open("rb")
     except OSError:
-        raise Http404("The stored file is missing") from None
+        raise Http404(_("The stored file is missing")) from None
     # Always as bytes to save: an uploaded .html or .svg must never run in the portal's origin.
     response = FileResponse(handle, as_attachment=True, filename=version.filename)
     response["Content-Type"] = "application/octet-stream"
@@ -130,7 +134,7 @@ def upload(request: HttpRequest) -> HttpResponse:
         request.POST.get("source"), request.POST.get("new_source", "")
     )
     if source is None:
-        messages.error(request, "Choose a source or name a new one.")
+        messages.error(request, _("Choose a source or name a new one."))
         return redirect("documents")
     outcome = services.register_uploads(
         source,
@@ -159,7 +163,11 @@ def reindex(request: HttpRequest, scope: str, pk: int | None = None) -> HttpResp
         raise PermissionDenied
     count = services.reindex(scope, pk)
     audit.record(request, "reindex", f"{scope} {pk or ''}".strip(), versions=count)
-    messages.success(request, f"Reindexing {count} version{'s' if count != 1 else ''}.")
+    messages.success(
+        request,
+        ngettext("Reindexing %(count)d version.", "Reindexing %(count)d versions.", count)
+        % {"count": count},
+    )
     if request.htmx:
         return HttpResponseClientRefresh()
     target = request.POST.get("next", "")

@@ -15,6 +15,7 @@ from functools import wraps
 from django.contrib.auth.decorators import login_not_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 
 from portal import audit
@@ -73,7 +74,9 @@ def bearer_token(request: HttpRequest) -> str:
 
 
 def unauthorized(message: str) -> JsonResponse:
-    response = JsonResponse({"error": message}, status=401)
+    response = JsonResponse(
+        {"error": str(message)}, status=401, json_dumps_params={"ensure_ascii": False}
+    )
     response["WWW-Authenticate"] = 'Bearer realm="knowledge-belt"'
     return response
 
@@ -86,10 +89,10 @@ def api_token_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
     def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         token = bearer_token(request)
         if not token:
-            return unauthorized("An API token is required: Authorization: Bearer <token>.")
+            return unauthorized(_("An API token is required: Authorization: Bearer <token>."))
         user = user_for_token(token)
         if user is None:
-            return unauthorized("The API token is not valid or has been revoked.")
+            return unauthorized(_("The API token is not valid or has been revoked."))
         request.user = user
         audit.record(request, "token-use", request.path, token=token[: len(TOKEN_PREFIX) + 6] + "…")
         return view(request, *args, **kwargs)

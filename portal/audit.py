@@ -10,25 +10,26 @@ from django.conf import settings
 from django.contrib.auth.signals import user_logged_in, user_login_failed
 from django.dispatch import receiver
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 logger = logging.getLogger(__name__)
 
 ACTIONS = {
-    "sign-in": "Signed in",
-    "sign-in-failed": "Sign-in failed",
-    "upload": "Uploaded files",
-    "reindex": "Reindex",
-    "version-edit": "Version edited",
-    "version-move": "Version moved",
-    "version-remove": "Version removed",
-    "permissions": "Readers changed",
-    "source-change": "Source changed",
-    "source-sync": "Source sync requested",
-    "token-create": "API token created",
-    "token-revoke": "API token revoked",
-    "token-use": "API token used",
-    "kill-switch": "Chat switched on/off",
-    "export": "Ratings exported",
+    "sign-in": _("Signed in"),
+    "sign-in-failed": _("Sign-in failed"),
+    "upload": _("Uploaded files"),
+    "reindex": _("Reindex"),
+    "version-edit": _("Version edited"),
+    "version-move": _("Version moved"),
+    "version-remove": _("Version removed"),
+    "permissions": _("Readers changed"),
+    "source-change": _("Source changed"),
+    "source-sync": _("Source sync requested"),
+    "token-create": _("API token created"),
+    "token-revoke": _("API token revoked"),
+    "token-use": _("API token used"),
+    "kill-switch": _("Chat switched on/off"),
+    "export": _("Ratings exported"),
 }
 
 

@@ -3,16 +3,17 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
+from django.utils.translation import gettext_lazy as _
 
 # (url name, label, staff only)
 NAVIGATION = [
-    ("home", "Ask", False),
-    ("documents", "Documents", False),
-    ("versions", "Versions", False),
-    ("feedback", "Feedback", True),
-    ("journal", "Journal", True),
-    ("evaluation", "Evaluation", True),
-    ("audit_log", "Audit", True),
+    ("home", _("Ask"), False),
+    ("documents", _("Documents"), False),
+    ("versions", _("Versions"), False),
+    ("feedback", _("Feedback"), True),
+    ("journal", _("Journal"), True),
+    ("evaluation", _("Evaluation"), True),
+    ("audit_log", _("Audit"), True),
 ]
 
 

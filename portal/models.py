@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class WorkerHeartbeat(models.Model):
@@ -32,7 +33,7 @@ class ApiToken(models.Model):
     )
     name = models.CharField(max_length=100)
     prefix = models.CharField(
-        max_length=16, help_text="The token's first characters, to tell it apart."
+        max_length=16, help_text=_("The token's first characters, to tell it apart.")
     )
     token_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -93,3 +94,21 @@ class ExternalIdentity(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} @ {self.issuer}"
+
+
+class UserPreference(models.Model):
+    """A user's own settings; for now the interface language (blank: follow the browser)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="preference"
+    )
+    language = models.CharField(
+        _("interface language"), max_length=10, choices=settings.LANGUAGES, blank=True
+    )
+
+    class Meta:
+        verbose_name = _("user preference")
+        verbose_name_plural = _("user preferences")
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.language or 'auto'}"

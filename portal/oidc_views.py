@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import SuspiciousOperation
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.utils.translation import gettext as _
 from mozilla_django_oidc.views import (
     OIDCAuthenticationCallbackView,
     OIDCAuthenticationRequestView,
@@ -27,7 +28,7 @@ _callback = OIDCAuthenticationCallbackView.as_view()
 def start(request: HttpRequest) -> HttpResponse:
     """Redirect to the provider's sign-in page (state and nonce kept in the session)."""
     if not settings.OIDC_ENABLED:
-        raise Http404("Company sign-in is not configured")
+        raise Http404(_("Company sign-in is not configured"))
     return _start(request)
 
 
@@ -38,7 +39,7 @@ def callback(request: HttpRequest) -> HttpResponse:
     The provider refusing the code or the client, being down, or sending a token that does not
     verify ends on the sign-in page with a plain message (and an audit event), never a 500."""
     if not settings.OIDC_ENABLED:
-        raise Http404("Company sign-in is not configured")
+        raise Http404(_("Company sign-in is not configured"))
     try:
         return _callback(request)
     except (RequestException, SuspiciousOperation) as exc:

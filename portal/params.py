@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import date
 
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext as _
 
 _ID = re.compile(r"[0-9]{1,18}")
 _CHARSETS = {"utf-8", "utf8", "us-ascii", "ascii", "iso-8859-1", "latin-1", "latin1"}
@@ -83,22 +84,25 @@ class ParameterGuardMiddleware:
         content_type = request.META.get("CONTENT_TYPE", "")
         charset = re.search(r"charset=([\w.-]+)", content_type, re.IGNORECASE)
         if charset and charset.group(1).lower() not in _CHARSETS:
-            return _bad("Request bodies are accepted in UTF-8 only.")
+            return _bad(_("Request bodies are accepted in UTF-8 only."))
         if any("\x00" in key or "\x00" in value for key, value in _pairs(request.GET)):
-            return _bad("The address contains a NUL character.")
+            return _bad(_("The address contains a NUL character."))
         form = content_type.startswith(("application/x-www-form-urlencoded", "multipart/form-data"))
         if (
             request.method == "POST"
             and form
             and any("\x00" in key or "\x00" in value for key, value in _pairs(request.POST))
         ):
-            return _bad("The form contains a NUL character.")
+            return _bad(_("The form contains a NUL character."))
         if content_type.startswith("application/json") and request.body:
             text = request.body.decode("utf-8", errors="replace")
             if "\\u0000" in text or "\x00" in text:
-                return _bad("The body contains a NUL character.")
+                return _bad(_("The body contains a NUL character."))
             if json_depth(text) > MAX_JSON_DEPTH:
-                return _bad(f"The JSON body nests deeper than {MAX_JSON_DEPTH} levels.")
+                return _bad(
+                    _("The JSON body nests deeper than %(depth)d levels.")
+                    % {"depth": MAX_JSON_DEPTH}
+                )
         return self.get_response(request)
 
 

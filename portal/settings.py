@@ -101,9 +101,11 @@ MIDDLEWARE = [
     "portal.uploads.RequestSizeLimitMiddleware",
     "portal.params.ParameterGuardMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "portal.i18n.UserLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -124,12 +126,14 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "portal.context_processors.portal",
             ],
             "builtins": [
                 "template_partials.templatetags.partials",
+                "django.templatetags.i18n",  # {% translate %} in every template without a load
                 "portal.templatetags.portal_extras",
             ],
         },
@@ -318,8 +322,11 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = True  # a checkout works without collectstatic
 WHITENOISE_AUTOREFRESH = DEBUG
 
-LANGUAGE_CODE = env_str("KB_LANGUAGE", "ru")
+# The interface language: the user's choice (Profile page or the header's switcher), else the
+# browser's Accept-Language, else KB_LANGUAGE (portal.i18n). Catalogs: locale/<lang>/LC_MESSAGES.
 LANGUAGES = [("ru", "Русский"), ("en", "English")]
+LANGUAGE_CODE = env_choice("KB_LANGUAGE", "ru", tuple(code for code, _ in LANGUAGES))
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = env_str("KB_TIME_ZONE", "Europe/Moscow")
 USE_I18N = True
 USE_TZ = True

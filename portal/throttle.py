@@ -20,6 +20,8 @@ from functools import lru_cache
 from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 logger = logging.getLogger(__name__)
 
@@ -99,7 +101,7 @@ class LockoutAuthenticationForm(AuthenticationForm):
 
     error_messages = {
         **AuthenticationForm.error_messages,
-        "invalid_login": "Wrong user name or password.",
+        "invalid_login": gettext_lazy("Wrong user name or password."),
     }
 
     def clean(self):
@@ -109,7 +111,8 @@ class LockoutAuthenticationForm(AuthenticationForm):
         if wait:
             minutes = max(1, round(wait / 60))
             raise forms.ValidationError(
-                f"Too many failed sign-ins: try again in {minutes} min.", code="locked"
+                _("Too many failed sign-ins: try again in %(minutes)d min.") % {"minutes": minutes},
+                code="locked",
             )
         try:
             cleaned = super().clean()
@@ -132,9 +135,14 @@ def over_limit(request, kind: str, *, json: bool = False):
     wait = hit(f"{kind}:{request.user.pk}", limit, 60)
     if not wait:
         return None
-    message = f"Too many requests: at most {limit} a minute; try again in {wait} s."
+    message = _("Too many requests: at most %(limit)d a minute; try again in %(wait)d s.") % {
+        "limit": limit,
+        "wait": wait,
+    }
     if json:
-        response = JsonResponse({"error": message}, status=429)
+        response = JsonResponse(
+            {"error": message}, status=429, json_dumps_params={"ensure_ascii": False}
+        )
     else:
         response = HttpResponse(message, status=429, content_type="text/plain; charset=utf-8")
     response["Retry-After"] = str(wait)

@@ -23,6 +23,7 @@ from typing import Any
 from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler, SkipFile
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext as _
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -32,14 +33,18 @@ Send = Callable[[Message], Awaitable[None]]
 
 def too_large_message(length: int, limit: int | None = None) -> str:
     if limit is not None and limit < settings.MAX_REQUEST_MB * 1024 * 1024:
-        return (
-            f"The request body is {length / 1024:.0f} KB; at most {limit // 1024} KB are accepted "
-            "here (uploads are for signed-in staff)."
-        )
-    return (
-        f"The upload is {length / 1024 / 1024:.0f} MB; at most {settings.MAX_REQUEST_MB} MB "
-        f"per upload and {settings.MAX_UPLOAD_MB} MB per file are accepted."
-    )
+        return _(
+            "The request body is %(size).0f KB; at most %(limit)d KB are accepted here "
+            "(uploads are for signed-in staff)."
+        ) % {"size": length / 1024, "limit": limit // 1024}
+    return _(
+        "The upload is %(size).0f MB; at most %(request)s MB per upload and %(file)s MB per "
+        "file are accepted."
+    ) % {
+        "size": length / 1024 / 1024,
+        "request": settings.MAX_REQUEST_MB,
+        "file": settings.MAX_UPLOAD_MB,
+    }
 
 
 UPLOAD_PATHS = ("/documents/upload/",)

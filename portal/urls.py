@@ -3,11 +3,12 @@ from __future__ import annotations
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from django.utils.translation import gettext_lazy as _
 
-from portal import audit_views, oidc_views, views
+from portal import audit_views, i18n, oidc_views, views
 from portal.throttle import LockoutAuthenticationForm
 
-admin.site.site_header = "Knowledge Belt administration"
+admin.site.site_header = _("Knowledge Belt administration")
 admin.site.site_title = "Knowledge Belt"
 
 urlpatterns = [
@@ -23,6 +24,7 @@ urlpatterns = [
     path("oidc/authenticate/", oidc_views.start, name="oidc_authentication_init"),
     path("oidc/callback/", oidc_views.callback, name="oidc_authentication_callback"),
     path("profile/", views.profile, name="profile"),
+    path("language/", i18n.set_language, name="set_language"),
     path("audit/", audit_views.audit_log, name="audit_log"),
     path("profile/tokens/", views.create_api_token, name="create_api_token"),
     path("profile/tokens/<int:pk>/revoke/", views.revoke_api_token, name="revoke_api_token"),

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
@@ -11,6 +13,7 @@ from django_htmx.middleware import HtmxDetails
 from portal import audit
 from portal.api_auth import create_token, revoke_token
 from portal.health import as_json, cached_service_states
+from portal.i18n import preferred_language
 from portal.models import ApiToken
 
 
@@ -36,7 +39,12 @@ def healthz(request: HttpRequest) -> JsonResponse:
 
 
 def _profile_context(user, **extra) -> dict[str, object]:
-    return {"tokens": ApiToken.objects.filter(user=user), **extra}
+    return {
+        "tokens": ApiToken.objects.filter(user=user),
+        "chosen_language": preferred_language(user),
+        "default_language_name": dict(settings.LANGUAGES)[settings.LANGUAGE_CODE],
+        **extra,
+    }
 
 
 def _tokens_response(request: HtmxHttpRequest, **extra) -> HttpResponse:
@@ -46,7 +54,7 @@ def _tokens_response(request: HtmxHttpRequest, **extra) -> HttpResponse:
 
 @require_GET
 def profile(request: HtmxHttpRequest) -> HttpResponse:
-    """The user's profile: their API tokens, with buttons to create and revoke them."""
+    """The user's profile: the interface language, and their API tokens (create, revoke)."""
     return render(request, "portal/profile.html", _profile_context(request.user))
 
 
@@ -65,7 +73,7 @@ def create_api_token(request: HtmxHttpRequest) -> HttpResponse:
 @vary_on_headers("HX-Request")
 def revoke_api_token(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     if not revoke_token(request.user, pk):
-        raise Http404("No such active token")
+        raise Http404(_("No such active token"))
     audit.record(request, "token-revoke", pk)
     if request.htmx:
         return _tokens_response(request)

@@ -223,13 +223,21 @@ def _browser():
         browser.close()
 
 
-@pytest.fixture
-def page(_browser):
-    context = _browser.new_context(viewport={"width": 1280, "height": 860}, locale="ru-RU")
+def browser_page(browser, locale: str = "en-US"):
+    """A fresh browser context sending ``Accept-Language`` for ``locale``."""
+    context = browser.new_context(viewport={"width": 1280, "height": 860}, locale=locale)
     page = context.new_page()
     page.set_default_timeout(20_000)
+    return page
+
+
+@pytest.fixture
+def page(_browser):
+    # English explicitly: the browser tests' assertions read the English interface; the Russian
+    # one is driven by tests/portal/test_i18n_pages.py.
+    page = browser_page(_browser)
     yield page
-    context.close()
+    page.context.close()
 
 
 def screenshot(page, name: str) -> Path:

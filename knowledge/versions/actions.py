@@ -14,6 +14,7 @@ from datetime import date
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import F, Max, Q
+from django.utils.translation import gettext as _
 
 from knowledge import termstats
 from knowledge.ingest.pipeline import refresh_searchable
@@ -104,10 +105,10 @@ def remove_version(version: DocumentVersion, *, user) -> Removal:
         document = Document.objects.select_for_update().get(pk=version.document_id)
         version = DocumentVersion.objects.select_for_update().defer("parsed").get(pk=version.pk)
         if version.is_active:
-            raise VersionActionError("This version is being indexed; remove it when it is done.")
+            raise VersionActionError(_("This version is being indexed; remove it when it is done."))
         if document.versions.count() <= 1:
             raise VersionActionError(
-                "This is the document's only version; remove the document instead."
+                _("This is the document's only version; remove the document instead.")
             )
         # BM25 statistics must lose this version's searchable chunks while they still exist.
         off = list(

@@ -64,6 +64,14 @@ class ChangeSummary:
         )
         return any(counts)
 
+    @property
+    def display_text(self) -> str:
+        """:meth:`as_text` in the interface's active language, for the pages (the answering
+        pipeline passes the question's language itself)."""
+        from django.utils.translation import get_language
+
+        return self.as_text("ru" if (get_language() or "").startswith("ru") else "en")
+
     def as_text(self, language: str = "en") -> str:
         """One line: "2 sections changed, 1 added; +120 / −45 words", or "No text changes"."""
         if language == "ru":

@@ -12,6 +12,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.middleware import HtmxDetails
@@ -123,7 +124,7 @@ def _pair(request: HttpRequest, document: Document) -> tuple[DocumentVersion, Do
     else:
         latest = list(versions.order_by("-number")[:2])
         if len(latest) < 2:
-            raise Http404("This document has only one version")
+            raise Http404(_("This document has only one version"))
         b, a = latest
     return (a, b) if a.number <= b.number else (b, a)
 
@@ -141,12 +142,14 @@ def edit_version(request: HtmxHttpRequest, pk: int, vid: int) -> HttpResponse:
         try:
             label_date = date.fromisoformat(raw_date) if raw_date else None
         except ValueError:
-            error = "The date must look like 2019-05-14."
+            error = _("The date must look like 2019-05-14.")
         else:
             actions.relabel_version(version, label=label, label_date=label_date, user=request.user)
             audit.record(request, "version-edit", version, label=label, date=str(label_date or ""))
             messages.success(
-                request, f"Version #{version.number} is now “{version.display_label}”."
+                request,
+                _("Version #%(number)s is now “%(label)s”.")
+                % {"number": version.number, "label": version.display_label},
             )
             return redirect("document_versions", pk=document.pk)
     return render(
@@ -169,7 +172,7 @@ def move_version(request: HtmxHttpRequest, pk: int, vid: int) -> HttpResponse:
     elif id_param(position):
         target = id_param(position)
     else:
-        messages.error(request, "Say where to move the version.")
+        messages.error(request, _("Say where to move the version."))
         return redirect("document_versions", pk=document.pk)
     actions.move_version(version, target, user=request.user)
     audit.record(request, "version-move", version, to=target)
@@ -185,7 +188,7 @@ def remove_version(request: HtmxHttpRequest, pk: int, vid: int) -> HttpResponse:
     error = ""
     if request.method == "POST":
         if request.POST.get("confirm") != "yes":
-            error = "Tick the box to confirm the removal."
+            error = _("Tick the box to confirm the removal.")
         else:
             try:
                 removal = actions.remove_version(version, user=request.user)
@@ -193,12 +196,10 @@ def remove_version(request: HtmxHttpRequest, pk: int, vid: int) -> HttpResponse:
             except actions.VersionActionError as exc:
                 error = str(exc)
             else:
-                kept = (
-                    " Its file is kept: another version has the same bytes."
-                    if removal.file_kept
-                    else ""
-                )
-                messages.success(request, f"Version “{removal.label}” was removed.{kept}")
+                text = _("Version “%(label)s” was removed.") % {"label": removal.label}
+                if removal.file_kept:
+                    text += " " + _("Its file is kept: another version has the same bytes.")
+                messages.success(request, text)
                 return redirect("document_versions", pk=document.pk)
     shared = DocumentVersion.objects.filter(sha256=version.sha256).exclude(pk=version.pk).exists()
     context = {"document": document, "version": version, "error": error, "shared": shared}

@@ -34,6 +34,15 @@ os.environ.setdefault("KB_DEMO", "0")
 # are still plain synchronous calls, made between browser steps.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
+# The suite's page assertions are written in English: pages fall back to English unless a test
+# asks for Russian (Accept-Language, the switcher, the profile); tests/portal/test_i18n.py checks
+# the product's own default (ru) and every page in both languages.
+os.environ.setdefault("KB_LANGUAGE", "en")
+
+# A clean checkout has no compiled catalogs: build them before any page is rendered.
+from portal.locale_build import compile_catalogs  # noqa: E402
+
+compile_catalogs()
 
 
 def pytest_unconfigure(config) -> None:  # noqa: ANN001 - pytest hook signature

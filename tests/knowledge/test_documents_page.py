@@ -131,7 +131,7 @@ def test_staff_upload_through_the_page_shows_progress_then_ready_then_errors(
     page.fill("input[name=new_source]", "Team docs")
     page.click("form.upload-form button[type=submit]")
     page.wait_for_url(re.compile(r"/documents/\?source=\d+"))
-    assert "2 new version(s) queued" in page.locator(".messages").inner_text()
+    assert "2 new versions queued" in page.locator(".messages").inner_text()
     assert page.locator("tr.doc-row").count() == 2
     page.locator("[role=progressbar]").first.wait_for()
     screenshot(page, "documents-ingesting")
