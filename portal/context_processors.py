@@ -10,6 +10,7 @@ NAVIGATION = [
     ("home", _("Ask"), False),
     ("documents", _("Documents"), False),
     ("versions", _("Versions"), False),
+    ("scenarios", _("Scenarios"), False),
     ("feedback", _("Feedback"), True),
     ("journal", _("Journal"), True),
     ("evaluation", _("Evaluation"), True),

@@ -93,6 +93,7 @@ INSTALLED_APPS = [
     "chat",
     "feedback",
     "evaluation",
+    "scenarios",
 ]
 
 MIDDLEWARE = [

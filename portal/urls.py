@@ -32,5 +32,6 @@ urlpatterns = [
     path("", include("chat.urls")),
     path("", include("feedback.urls")),
     path("", include("evaluation.urls")),
+    path("", include("scenarios.urls")),
     path("", include("knowledge.urls")),
 ]

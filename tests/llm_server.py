@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 REFUSAL = "В предоставленных документах нет ответа на этот вопрос."
-KINDS = ("answer", "classify", "reformulate", "rewrite", "judge")
+KINDS = ("answer", "classify", "reformulate", "rewrite", "judge", "suggest")
 
 _WORD = re.compile(r"[^\W\d_]{3,}")
 _TOKEN = re.compile(r"\s*\S+\s*")
@@ -165,6 +165,8 @@ def request_kind(messages: list[dict[str, Any]]) -> str:
         return "classify"
     if "standalone question" in system:
         return "rewrite"
+    if "suggest additional checks" in system:
+        return "suggest"
     return "reformulate" if "reformulat" in system else "answer"
 
 
@@ -177,6 +179,8 @@ def default_reply(kind: str, messages: list[dict[str, Any]]) -> str:
         return rewrite(last)
     if kind == "judge":
         return judge(last)
+    if kind == "suggest":
+        return suggest(last)
     return reformulate(last) if kind == "reformulate" else answer_from_sources(messages)
 
 
@@ -201,6 +205,17 @@ def judge(text: str) -> str:
             "reason": f"{share:.0%} of the reference's words, {supported:.0%} of the answer's in the sources",
         }
     )
+
+
+def suggest(text: str) -> str:
+    """Checks as the guided test analysis asks for them: one line per gap ("Проверить: ..."),
+    else one per requirement; a fixed line when the message lists neither."""
+    gaps = text.split("Gaps", 1)[-1] if "Gaps" in text else ""
+    labels = re.findall(r"<<<(.*?)>>>", gaps, re.S) or re.findall(
+        r"^- <<<(.*?)>>>", text, re.S | re.M
+    )
+    lines = [f"Проверить: {' '.join(label.split())}" for label in labels[:5]]
+    return "\n".join(lines) or "Проверить сценарий из описания целиком"
 
 
 def rewrite(transcript: str) -> str:

@@ -1,0 +1,126 @@
+"""The guided test analysis scenario: a task in, at most three questions, a mind map out.
+
+start_analysis(user, text)    a tracker task key or a pasted description -> Analysis (asking)
+answer_question(analysis, v)  the current question's tile (or "" to skip); the last answer
+                              builds the map (scenarios.mindmap), with an LLM's suggested
+                              checks when one is configured -> Analysis (ready)
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.utils.translation import gettext as _
+
+from chat.llm import LLM, get_llm
+from knowledge.models import Chunk, Document, Source
+from scenarios import mindmap, questions
+from scenarios.documents import readable_documents
+from scenarios.models import Analysis
+from scenarios.suggest import add_suggestions
+
+TASK_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*-\d+$")
+MAX_DESCRIPTION = 20_000
+
+
+class AnalysisInputError(ValueError):
+    """The input cannot start an analysis; the message is shown as is."""
+
+
+def task_document(key: str, user) -> Document | None:
+    """The closed ticket ``key`` among the tracker documents the user reads ("KEY: summary")."""
+    return (
+        readable_documents(user)
+        .filter(source__kind=Source.Kind.TRACKER, title__istartswith=f"{key}:")
+        .first()
+    )
+
+
+def _from_task(key: str, user) -> tuple[str, str, str]:
+    """(title, description, link) of the tracker task ``key``."""
+    if not Source.objects.filter(kind=Source.Kind.TRACKER).exists():
+        raise AnalysisInputError(
+            _("There is no tracker source: paste the task's description instead.")
+        )
+    document = task_document(key, user)
+    if document is None:
+        raise AnalysisInputError(
+            _("No task %(key)s among the tracker's tickets you may read.") % {"key": key}
+        )
+    texts = Chunk.objects.filter(document=document, searchable=True).order_by("position")
+    body = "\n".join(texts.values_list("text", flat=True)) or document.title
+    return document.title, body, document.url
+
+
+def start_analysis(user, text: str) -> Analysis:
+    """A new analysis of ``text`` (a task key or a description), with its questions planned."""
+    text = text.strip()[:MAX_DESCRIPTION]
+    if not text:
+        raise AnalysisInputError(_("Describe the change, or give a tracker task key."))
+    key, url = "", ""
+    if TASK_KEY.match(text):
+        key = text.upper()
+        title, description, url = _from_task(key, user)
+    else:
+        description = text
+        first = description.splitlines()[0].strip()
+        title = first if len(first) <= 120 else first[:117] + "…"
+    planned, known = questions.plan(description, mindmap.component_titles(description, user))
+    return Analysis.objects.create(
+        user=user,
+        title=title,
+        task_key=key,
+        description=description,
+        questions=planned,
+        answers={**known, "_task_url": url} if url else known,
+    )
+
+
+def answer_question(analysis: Analysis, value: str, *, llm: LLM | None | bool = True) -> Analysis:
+    """Records the answer to the current question (a tile's value, or "" to skip); builds the
+    map once every question is answered. ``llm`` True: the configured one (None: without)."""
+    question = analysis.current_question
+    if question is not None:
+        allowed = {t["value"] for t in question["tiles"]}
+        analysis.answers[question["key"]] = value if value in allowed else ""
+    if analysis.current_question is None and analysis.status == Analysis.Status.ASKING:
+        build(analysis, llm=get_llm() if llm is True else llm or None)
+    analysis.save()
+    return analysis
+
+
+def _context(analysis: Analysis) -> tuple[str, list[str]]:
+    """The search query (the description with the chosen component and platform) and the
+    answers in words for the map's root."""
+    words, context = [analysis.description], []
+    for question, label in analysis.answered:
+        if label:
+            context.append(f"{question['text']} {label}")
+            if question["key"] in ("component", "platform") and analysis.answers[
+                question["key"]
+            ] not in ("", "all"):
+                words.append(label)
+    for key in ("platform", "change"):
+        if key in analysis.answers and key not in {q["key"] for q in analysis.questions}:
+            context.append(f"{key}: {analysis.answers[key]}")
+    return " ".join(words)[:MAX_DESCRIPTION], context
+
+
+def build(analysis: Analysis, *, llm: LLM | None) -> None:
+    """Builds (or rebuilds) the analysis's mind map as its author may read the documents."""
+    query, context = _context(analysis)
+    tree = mindmap.build_map(
+        analysis.title,
+        query,
+        analysis.user,
+        task_url=analysis.answers.get("_task_url", ""),
+        context=context,
+    )
+    analysis.llm_model = ""
+    if llm is not None:
+        notice = add_suggestions(tree, analysis.description, llm)
+        analysis.llm_model = "" if notice else llm.model_id
+        if notice:
+            tree["note"] = "; ".join(x for x in (tree["note"], notice) if x)
+    analysis.tree = tree
+    analysis.status = Analysis.Status.READY

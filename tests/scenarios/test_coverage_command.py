@@ -1,0 +1,85 @@
+"""``manage.py coverage`` on the demo knowledge base: the ТЗ's requirements against the ПМИ.
+
+Database tests on the session's demo knowledge base (``demo_kb``), which only non-transactional
+tests can see. The expectations were checked by hand against the two documents (see the README's
+"Scenarios" section for the figures).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+pytestmark = pytest.mark.django_db
+
+TZ = "ТЗ-Шакруа-Максим-БПИ182"
+PMI = "Программа и методика испытаний"
+# Every section of the ТЗ's requirements part (4 "Требования к программе", 5 "Требования к
+# программной документации") that has a body; 4.1, 4.3, 4.6 and 4.8 hold only subsections.
+REQUIREMENT_SECTIONS = {
+    "4.1.1", "4.1.2", "4.1.3", "4.2", "4.3.1", "4.3.2", "4.4", "4.6.1", "4.6.2", "4.6.3", "4.7",
+    "4.8.1", "4.9", "5.1", "5.2",
+}  # fmt: skip
+
+
+def _coverage(*args: str, **options) -> str:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("coverage", *args, stdout=out, stderr=err, **options)
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def coverage_json(django_db_blocker, demo_kb) -> dict:
+    with django_db_blocker.unblock():
+        return json.loads(_coverage(TZ, against=PMI, json=True))
+
+
+def test_every_requirement_section_is_listed_with_its_covering_sections_or_none(coverage_json):
+    rows = coverage_json["requirements"]
+    assert {r["section"] for r in rows} == REQUIREMENT_SECTIONS
+    for row in rows:
+        assert row["status"] in ("covered", "uncovered", "not_required")
+        assert bool(row["covered_by"]) == (row["status"] == "covered"), row
+        assert f"/documents/{coverage_json['requirements_document']['document_id']}/" in row["url"]
+        assert f"version={coverage_json['requirements_document']['version_id']}" in row["url"]
+    statuses = [r["status"] for r in rows]
+    assert statuses == sorted(statuses, key=["uncovered", "covered", "not_required"].index)
+    summary = coverage_json["summary"]
+    assert summary["requirements"] == len(rows)
+    assert summary["covered"] == statuses.count("covered") > 0
+    assert summary["uncovered"] == statuses.count("uncovered") > 0
+    assert coverage_json["tests_document"]["title"] == PMI
+
+
+def test_the_rows_checked_by_hand(coverage_json):
+    rows = {r["id"]: r for r in coverage_json["requirements"]}
+
+    def covering(requirement: str) -> set[str]:
+        return {c["section"] for c in rows[requirement]["covered_by"]}
+
+    # ТЗ 4.2 "Требования к интерфейсу": ПМИ 6.2 "Испытание выполнения требований к интерфейсу".
+    assert "6.2" in covering("4.2-1")
+    assert "heading" in rows["4.2-1"]["covered_by"][0]["reasons"]
+    # ТЗ 5.1, the documents to deliver: ПМИ 6.1 checks the programme documentation.
+    assert covering("5.1-2") == {"6.1"}
+    # ТЗ 4.3.1 (reliability), 4.4 (hardware) and 4.1.1's hourly update: no method of the ПМИ.
+    assert rows["4.3.1-1"]["status"] == "uncovered"
+    assert rows["4.4-1"]["status"] == "uncovered"
+    assert rows["4.1.1-4"]["status"] == "uncovered"
+    assert "раз в час" in rows["4.1.1-4"]["text"]
+    # ТЗ 4.7 "Требования к маркировке и упаковке": "Не предъявляются".
+    assert rows["4.7"]["status"] == "not_required"
+
+
+def test_plain_output_ends_with_the_figures(demo_kb):
+    text = _coverage(TZ, against=PMI)
+    assert text.startswith(f"{TZ} (")
+    assert "covered" in text.splitlines()[-1] and "uncovered" in text.splitlines()[-1]
+
+
+def test_an_unknown_document_is_said_in_plain_words(demo_kb):
+    with pytest.raises(CommandError, match="No document titled “Нет такого документа”"):
+        _coverage("Нет такого документа", against=PMI)
