@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
-from django.utils.translation import gettext as gettext_now
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_POST
 
@@ -50,7 +50,7 @@ VERDICT_LABELS = {
 
 def _staff_only(request: HttpRequest) -> None:
     if not request.user.is_staff:
-        raise PermissionDenied(gettext_now("Evaluation runs are for staff."))
+        raise PermissionDenied(gettext("Evaluation runs are for staff."))
 
 
 def headline_rows(a: dict, b: dict | None = None) -> list[dict]:
@@ -134,7 +134,7 @@ def compare_page(request: HttpRequest) -> HttpResponse:
             "chart": mark_safe(  # noqa: S308
                 paired_bars(
                     [(r["label"], r["a"], r["b"]) for r in rows],
-                    gettext_now("Figures of run %(a)s (A, light) and run %(b)s (B, dark)")
+                    gettext("Figures of run %(a)s (A, light) and run %(b)s (B, dark)")
                     % {"a": a.pk, "b": b.pk},
                 )
             ),
@@ -173,7 +173,7 @@ def add_message(request: HttpRequest, pk: int) -> HttpResponse:
     message = get_object_or_404(Message, pk=pk)
     behaviour = request.POST.get("behaviour", "answer")
     if behaviour not in GROUP_OF_BEHAVIOUR:
-        flash.error(request, gettext_now("Choose answer, refusal or clarification."))
+        flash.error(request, gettext("Choose answer, refusal or clarification."))
         return redirect(reverse("journal_entry", args=[pk]))
     case = case_from_message(
         message,
@@ -183,6 +183,6 @@ def add_message(request: HttpRequest, pk: int) -> HttpResponse:
     )
     audit.record(request, "regression_case", f"from message #{pk} -> case #{case.pk}")
     flash.success(
-        request, gettext_now("Added to the regression set as case %(pk)s.") % {"pk": case.pk}
+        request, gettext("Added to the regression set as case %(pk)s.") % {"pk": case.pk}
     )
     return redirect(reverse("journal_entry", args=[pk]))

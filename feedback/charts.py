@@ -155,7 +155,8 @@ def share_bar(parts: Sequence[tuple[str, int, str]], label: str) -> str:
 
 def latency_bars(rows: Sequence[tuple[str, float | None, float | None]], label: str) -> str:
     """Per stage: a light bar to the 95th percentile with the median drawn over it."""
-    row_h, label_w = 26, 130
+    row_h, label_w = 26, 200  # room for the stage names in Russian too
+    no_data, ms = escape(_("no data")), escape(_("ms"))
     height = row_h * max(len(rows), 1) + 18
     top = nice_ceiling(max((p95 or 0 for _, _, p95 in rows), default=0))
     plot_w = WIDTH - label_w - RIGHT - 60
@@ -167,9 +168,7 @@ def latency_bars(rows: Sequence[tuple[str, float | None, float | None]], label: 
             f"{escape(name)}</text>"
         )
         if p95 is None:
-            body.append(
-                f'<text x="{label_w}" y="{y + 14}" class="axis">{escape(_("no data"))}</text>'
-            )
+            body.append(f'<text x="{label_w}" y="{y + 14}" class="axis">{no_data}</text>')
             continue
         w95 = (p95 or 0) / top * plot_w
         w50 = (p50 or 0) / top * plot_w
@@ -182,12 +181,12 @@ def latency_bars(rows: Sequence[tuple[str, float | None, float | None]], label: 
             + "</title>"
             f'<rect x="{label_w}" y="{y}" width="{w95:.1f}" height="18" class="p95"/>'
             f'<rect x="{label_w}" y="{y + 4}" width="{w50:.1f}" height="10" class="p50"/></g>'
-            f'<text x="{label_w + w95 + 6:.1f}" y="{y + 14}" class="axis">{p95:.0f} ms</text>'
+            f'<text x="{label_w + w95 + 6:.1f}" y="{y + 14}" class="axis">{p95:.0f} {ms}</text>'
         )
     body.append(
         f'<text x="{label_w}" y="{height - 2}" class="axis">0</text>'
         f'<text x="{label_w + plot_w:.1f}" y="{height - 2}" class="axis" text-anchor="end">'
-        f"{_number(top)} ms</text>"
+        f"{_number(top)} {ms}</text>"
     )
     return _svg(body, label, height=height)
 

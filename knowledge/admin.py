@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.utils.translation import gettext as gettext_now
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from knowledge.models import Document, DocumentVersion, Source, Synonym
@@ -65,9 +65,9 @@ class SourceAdmin(admin.ModelAdmin):
             audit.record(request, "source-sync", name, queued=True)
         self.message_user(
             request,
-            gettext_now("Syncing: %(sources)s.") % {"sources": ", ".join(queued)}
+            gettext("Syncing: %(sources)s.") % {"sources": ", ".join(queued)}
             if queued
-            else gettext_now("Nothing to sync (already under way, or no connector)."),
+            else gettext("Nothing to sync (already under way, or no connector)."),
         )
 
     def save_model(self, request, obj, form, change) -> None:

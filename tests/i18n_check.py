@@ -29,7 +29,10 @@ _LETTERS = re.compile(r"[A-Za-z]{2,}")
 _EDGES = " \t\n.,:;·—–-()[]“”«»\"'…→←↑↓#/?!%+−~×✓"
 # Attributes a person reads or a screen reader speaks.
 _SPOKEN = ("placeholder", "aria-label", "title", "alt")
+# Not interface text: code, and what the page marks translate="no" (documents, answers, quotes).
 _SKIPPED = {"script", "style", "code", "pre", "kbd", "textarea"}
+_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+         "track", "wbr"}  # fmt: skip
 
 
 def _fragments(text: str) -> list[str]:
@@ -67,18 +70,23 @@ def english_fragments(catalog: Path = RU_CATALOG) -> dict[str, str]:
 
 
 class _ReadableText(HTMLParser):
-    """The text a reader sees or hears: text nodes and spoken attributes, without code."""
+    """The text a reader sees or hears: text nodes and spoken attributes, without code or data."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
-        self._skipping = 0
+        self._open: list[tuple[str, bool]] = []  # (tag, skipped) of each open element
+
+    @property
+    def _skipping(self) -> bool:
+        return any(skipped for _tag, skipped in self._open)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _SKIPPED:
-            self._skipping += 1
         values = dict(attrs)
-        if values.get("type") == "hidden":
+        skipped = tag in _SKIPPED or values.get("translate") == "no"
+        if tag not in _VOID:
+            self._open.append((tag, skipped))
+        if self._skipping or (tag in _VOID and skipped) or values.get("type") == "hidden":
             return
         for name in _SPOKEN:
             if values.get(name):
@@ -87,8 +95,10 @@ class _ReadableText(HTMLParser):
             self.parts.append(values["value"] or "")
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in _SKIPPED and self._skipping:
-            self._skipping -= 1
+        for depth in range(len(self._open) - 1, -1, -1):
+            if self._open[depth][0] == tag:
+                del self._open[depth:]
+                break
 
     def handle_data(self, data: str) -> None:
         if not self._skipping:

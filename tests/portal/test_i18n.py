@@ -239,3 +239,22 @@ def test_the_style_check_fails_on_one_untranslated_string(client, bob, tmp_path,
     assert "Ask the knowledge base" in html
     problems = untranslated(html, po_path)
     assert problems == ["'Ask the knowledge base' (msgid 'Ask the knowledge base')"]
+
+
+def test_the_command_line_speaks_kb_language(tmp_path):
+    from tests.conftest import subprocess_env
+
+    def ingest(language: str) -> str:
+        result = subprocess.run(
+            [sys.executable, "manage.py", "ingest", str(tmp_path / "nowhere")],
+            cwd=ROOT,
+            env=subprocess_env(KB_LANGUAGE=language),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode != 0 and "Traceback" not in result.stderr
+        return result.stderr
+
+    assert "нет такого файла или папки" in ingest("ru")
+    assert "no such file or folder" in ingest("en")

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext as _
 
 from chat.answering import answer_now
 from chat.models import AssistantProfile, Conversation
@@ -31,7 +32,10 @@ class Command(BaseCommand):
             profile = AssistantProfile.objects.filter(name__iexact=options["profile"]).first()
             if profile is None:
                 names = ", ".join(AssistantProfile.objects.values_list("name", flat=True))
-                raise CommandError(f"no profile {options['profile']!r}; profiles: {names}")
+                raise CommandError(
+                    _("no profile %(name)r; profiles: %(names)s")
+                    % {"name": options["profile"], "names": names}
+                )
         conversation = Conversation.objects.create(user=user, profile=profile)
         message = answer_now(conversation, options["question"], user=user)
         payload = message_json(message)

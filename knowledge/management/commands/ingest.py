@@ -16,6 +16,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
+from django.utils.translation import gettext as _
 from tqdm import tqdm
 
 from knowledge.embedding import get_embedder
@@ -54,11 +55,11 @@ class Command(BaseCommand):
         paths: list[Path] = [p.expanduser().resolve() for p in options["paths"]]
         for path in paths:
             if not path.exists():
-                raise CommandError(f"{path}: no such file or folder")
+                raise CommandError(_("%(path)s: no such file or folder") % {"path": path})
         source = self._source(paths, options)
         planned = plan_files(paths, as_versions=options["versions"], document=options["document"])
         if not planned:
-            raise CommandError("no supported files (.docx .pdf .xlsx .md .markdown .txt) found")
+            raise CommandError(_("no supported files (.docx .pdf .xlsx .md .markdown .txt) found"))
         started = time.perf_counter()
         rows = self._run(
             source,
@@ -88,7 +89,7 @@ class Command(BaseCommand):
     def _run(
         self, source: Source, planned, *, force: bool, quiet: bool, jobs: int
     ) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = [{} for _ in planned]
+        rows: list[dict[str, Any]] = [{} for _item in planned]
         waiting: list[tuple[int, dict[str, Any], Registration]] = []
         bar = tqdm(total=len(planned), unit="file", disable=quiet, dynamic_ncols=True)
         for i, item in enumerate(planned):
@@ -131,10 +132,22 @@ class Command(BaseCommand):
 
     def _print(self, summary: dict[str, Any]) -> None:
         self.stdout.write(
-            f"{summary['source']['name']}: {summary['files']} files, {summary['new_versions']} new "
-            f"versions, {summary['unchanged']} unchanged, {summary['ready']} ready, "
-            f"{summary['failed']} failed, {summary['refused']} refused; {summary['chunks']} chunks "
-            f"in {summary['seconds']:.1f} s"
+            _(
+                "%(source)s: %(files)d files, %(new)d new versions, %(unchanged)d unchanged, "
+                "%(ready)d ready, %(failed)d failed, %(refused)d refused; %(chunks)d chunks "
+                "in %(seconds).1f s"
+            )
+            % {
+                "source": summary["source"]["name"],
+                "files": summary["files"],
+                "new": summary["new_versions"],
+                "unchanged": summary["unchanged"],
+                "ready": summary["ready"],
+                "failed": summary["failed"],
+                "refused": summary["refused"],
+                "chunks": summary["chunks"],
+                "seconds": summary["seconds"],
+            }
         )
         for row in summary["documents"]:
             if row["status"] in ("failed", "refused"):

@@ -13,6 +13,7 @@ import textwrap
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext as _
 
 from knowledge.models import Chunk, Source
 from knowledge.retrieval.fusion import cap_per_document
@@ -43,7 +44,7 @@ class Command(BaseCommand):
         search_options = SearchOptions()
         if options["k"] is not None:
             if options["k"] < 1:
-                raise CommandError("--k must be at least 1")
+                raise CommandError(_("--k must be at least 1"))
             search_options.k = options["k"]
         filters = Filters(
             sections=[s.strip().rstrip(".") for s in options["section"]],
@@ -68,7 +69,9 @@ class Command(BaseCommand):
         source = Source.objects.filter(name__iexact=name).first()
         if source is None:
             known = ", ".join(Source.objects.values_list("name", flat=True)) or "none"
-            raise CommandError(f"no source named {name!r} (sources: {known})")
+            raise CommandError(
+                _("no source named %(name)r (sources: %(known)s)") % {"name": name, "known": known}
+            )
         return source.pk
 
     def _json(self, result: SearchResult, hits: list[Hit], explain: bool) -> dict[str, Any]:
@@ -101,7 +104,7 @@ class Command(BaseCommand):
         notes.append(result.rerank_note)
         self.stdout.write(" · ".join(n for n in notes if n))
         if not hits:
-            self.stdout.write("Nothing found above the minimum score.")
+            self.stdout.write(_("Nothing found above the minimum score."))
             return
         for hit in hits:
             where = " › ".join(p for p in [hit.document, *hit.heading_path] if p)
