@@ -9,6 +9,7 @@ from axe_playwright_python.sync_playwright import Axe
 from chat.answering import answer_now
 from chat.models import Conversation, Message
 from knowledge.models import Document
+from scenarios.analysis import answer_question, start_analysis
 from tests.chat.conftest import ingest_small_kb
 from tests.conftest import PortalServer, login
 
@@ -33,6 +34,11 @@ def test_every_page_has_no_serious_or_critical_axe_violation(tmp_path, alice, _b
     answer_now(conversation, "Какая погода завтра в Казани?", user=alice, llm=None)
     message = Message.objects.filter(conversation=conversation).first()
     document = Document.objects.first()
+    programme = Document.objects.get(title="Программа и методика испытаний")
+    asking = start_analysis(alice, "Экран настроек: выбор цветовой темы сохраняется в памяти")
+    mapped = start_analysis(alice, "Поиск по мероприятиям: фильтр по тегам")
+    while mapped.current_question:
+        answer_question(mapped, mapped.current_question["tiles"][0]["value"], llm=None)
     # axe is injected as a script: the test's browser lets it past the page's CSP.
     context = _browser.new_context(bypass_csp=True, viewport={"width": 1280, "height": 860})
     page = context.new_page()
@@ -54,6 +60,10 @@ def test_every_page_has_no_serious_or_critical_axe_violation(tmp_path, alice, _b
             "/evaluation/",
             "/audit/",
             "/profile/",
+            "/scenarios/",
+            f"/scenarios/coverage/?requirements={document.pk}&tests={programme.pk}",
+            f"/scenarios/analyses/{asking.pk}/",
+            f"/scenarios/analyses/{mapped.pk}/",
         ):
             page.goto(server.url + path)
             problems[path] = serious(axe.run(page))

@@ -28,6 +28,8 @@ def pages(document: Document, conversation: Conversation) -> list[str]:
         "/evaluation/",
         "/audit/",
         "/profile/",
+        "/scenarios/",
+        "/scenarios/coverage/",
         "/admin/",
         "/admin/knowledge/source/",
     ]
