@@ -2,7 +2,14 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from chat.models import AssistantProfile, ChatSettings, Conversation, Message, MessageSource
+from chat.models import (
+    AssistantProfile,
+    ChatSettings,
+    Conversation,
+    Message,
+    MessageSource,
+    ModerationRule,
+)
 
 
 @admin.register(AssistantProfile)
@@ -47,3 +54,14 @@ class ConversationAdmin(admin.ModelAdmin):
     list_display = ["title", "user", "profile", "updated_at"]
     list_filter = ["profile"]
     search_fields = ["title", "user__username"]
+
+
+@admin.register(ModerationRule)
+class ModerationRuleAdmin(admin.ModelAdmin):
+    """Staff edit what is refused before any search: patterns and term lists per kind."""
+
+    list_display = ["name", "kind", "enabled", "position", "updated_at"]
+    list_editable = ["enabled", "position"]
+    list_filter = ["kind", "enabled"]
+    search_fields = ["name", "patterns", "terms", "note"]
+    fields = ["name", "kind", "enabled", "position", "patterns", "terms", "note"]

@@ -1,7 +1,8 @@
 """Answering a question: one service, streamed as events, used by the page, the CLI and the API.
 
-guard -> standalone question -> search -> refuse | clarify | answer (LLM streamed, or
-extractive) -> check citations and classify -> store the message with its sources and timings.
+moderation (a prohibited request: a fixed sentence, nothing searched) -> guard -> standalone
+question -> search -> refuse | clarify | answer (LLM streamed, or extractive) -> check
+citations and classify -> store the message with its sources, timings and topics.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import logging
 import time
 from collections.abc import Iterator
 
-from chat import outcomes, policy, wording
+from chat import moderation, outcomes, policy, wording
 from chat.answerability import Answerability
 from chat.citations import clean_citations
 from chat.diff_answer import answer_from_diff
@@ -77,6 +78,11 @@ def stream_answer(
     narrows the profile's sources, never widens what ``user`` may read."""
     started = time.perf_counter()
     timings: dict[str, float] = {}
+    verdict = moderation.check(message.question)
+    if verdict is not None:
+        # Before anything else: a prohibited request is never searched nor sent to an LLM.
+        yield from _moderated(message, verdict, timings, started)
+        return
     llm = get_llm() if llm is True else (llm or None)
     if not chat_enabled():
         finish(
@@ -185,6 +191,23 @@ def stream_answer(
     yield from _generate(message, sources, history, llm, timings, started, check=check)
 
 
+def _moderated(message: Message, verdict, timings, started) -> Iterator[Event]:
+    """A prohibited request: the rule's fixed polite sentence, journaled with the reason."""
+    message.moderation = verdict.as_dict()
+    message.answerability = Answerability(
+        decision="refusal", reason=f"moderation: {verdict.rule}"
+    ).as_dict()
+    finish(
+        message,
+        answer=moderation.reply(verdict, message.question),
+        outcome=Message.Outcome.REFUSAL,
+        mode=Message.Mode.NONE,
+        timings=timings,
+        started=started,
+    )
+    yield Event("done")
+
+
 def _finish_extractive(
     message: Message,
     sources,
@@ -254,6 +277,7 @@ def _history(message: Message) -> list[tuple[str, str, str]]:
             conversation=message.conversation, pk__lt=message.pk, status=Message.Status.DONE
         )
         .exclude(outcome=Message.Outcome.ERROR)
+        .filter(moderation={})  # a refused prohibited request gives a follow-up no context
         .order_by("-pk")[:turns]
     )
     return [(m.question, m.answer, m.retrieval_query) for m in reversed(list(previous))]

@@ -7,16 +7,19 @@ from django.core.paginator import Paginator
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
 from chat.models import AssistantProfile, Message
 from chat.presenting import turn_context
+from chat.topics import topic_counts
 from portal.params import id_param, within_dates
 
 
 def journal_queryset(params) -> QuerySet[Message]:
-    """Messages filtered by the journal's query string (q, outcome, mode, profile, user, dates)."""
+    """Messages filtered by the journal's query string (q, outcome, mode, profile, user, topic,
+    topic kind, dates)."""
     messages = (
         Message.objects.select_related("conversation__user", "conversation__profile")
         .annotate(source_count=Count("sources"))
@@ -36,7 +39,25 @@ def journal_queryset(params) -> QuerySet[Message]:
         messages = messages.filter(conversation__profile_id=id_param(params["profile"]))
     if params.get("user"):
         messages = messages.filter(conversation__user__username=params["user"])
+    if params.get("topic"):
+        messages = messages.filter(topics__contains=[params["topic"][:200]])
+    if params.get("topic_kind") in Message.TopicKind.values:
+        messages = messages.filter(topic_kind=params["topic_kind"])
     return within_dates(messages, params, "created_at")
+
+
+def _topic_groups() -> list[tuple[str, list[dict]]]:
+    """The topic filter's options: the documents' topics, then the refused questions'
+    clusters, most common first."""
+    found = topic_counts(limit=300)
+    groups = [
+        (_("Documents' topics"), [t for t in found if t["kind"] == Message.TopicKind.DOCUMENTS]),
+        (
+            _("Refused questions' clusters"),
+            [t for t in found if t["kind"] == Message.TopicKind.GAP],
+        ),
+    ]
+    return [(label, rows) for label, rows in groups if rows]
 
 
 @staff_member_required
@@ -54,6 +75,8 @@ def journal(request: HttpRequest) -> HttpResponse:
         "outcomes": Message.Outcome.choices,
         "modes": Message.Mode.choices,
         "profiles": AssistantProfile.objects.all(),
+        "topic_groups": _topic_groups(),
+        "topic_kinds": [(k, label) for k, label in Message.TopicKind.choices if k],
         "params": request.GET,
     }
     if request.htmx:

@@ -4,6 +4,8 @@ and the chat settings staff control (kill switch, canonical refusal)."""
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -60,6 +62,66 @@ class ChatSettings(models.Model):
         return row
 
 
+class ModerationRule(models.Model):
+    """A kind of request the portal refuses before anything else (no search, no LLM): matched
+    by regular expressions and by lists of words or phrases that staff edit in the admin
+    (``chat.moderation``)."""
+
+    class Kind(models.TextChoices):
+        CREDENTIALS = "credentials", _("Credentials and secrets")
+        PERSONAL_DATA = "personal_data", _("Personal data of colleagues")
+        ABUSE = "abuse", _("Abuse and insults")
+        OTHER = "other", _("Other prohibited requests")
+
+    name = models.CharField(_("name"), max_length=100, unique=True)
+    kind = models.CharField(
+        _("kind"),
+        max_length=20,
+        choices=Kind.choices,
+        default=Kind.OTHER,
+        help_text=_("Chooses the fixed polite answer (in the question's language)."),
+    )
+    enabled = models.BooleanField(_("enabled"), default=True)
+    patterns = models.TextField(
+        _("patterns"),
+        blank=True,
+        help_text=_(
+            "Regular expressions (Python syntax), one a line, searched anywhere in the question, "
+            "case-insensitive, with ё read as е. (?-i:[А-ЯЁ][а-яё]+) matches a capitalised word "
+            "such as a surname. Lines starting with # are comments."
+        ),
+    )
+    terms = models.TextField(
+        _("terms"),
+        blank=True,
+        help_text=_(
+            "Words or phrases, one a line, matched as whole words, case-insensitive; a * at the "
+            "end of a word matches any ending (идиот* matches идиоты). Lines starting with # are "
+            "comments."
+        ),
+    )
+    note = models.TextField(_("note"), blank=True, help_text=_("Why the rule exists."))
+    position = models.PositiveSmallIntegerField(_("position"), default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["position", "name"]
+        verbose_name = _("moderation rule")
+        verbose_name_plural = _("moderation rules")
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        from chat.moderation import pattern_problems
+
+        problems = pattern_problems(self.patterns)
+        if problems:
+            raise ValidationError({"patterns": problems})
+
+
 class Conversation(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations"
@@ -88,6 +150,13 @@ class Message(models.Model):
         PENDING = "pending", _("Pending")
         RUNNING = "running", _("Running")
         DONE = "done", _("Done")
+
+    class TopicKind(models.TextChoices):
+        NONE = "", _("No topic")
+        DOCUMENTS = "documents", _("From the documents that answered")
+        GAP = "gap", _("Nearest cluster of refused questions")
+        NOISE = "noise", _("Noise: empty or nonsense")
+        MODERATED = "moderated", _("Prohibited request")
 
     class Mode(models.TextChoices):
         LLM = "llm", _("Generated")
@@ -136,6 +205,20 @@ class Message(models.Model):
     answerability = models.JSONField(
         default=dict, blank=True, help_text=_("The answerability check's decision and features.")
     )
+    moderation = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=_("The moderation rule that refused the question, and what matched."),
+    )
+    topics = ArrayField(
+        models.CharField(max_length=200),
+        default=list,
+        blank=True,
+        help_text=_("The topics of the documents that answered (chat.topics)."),
+    )
+    topic_kind = models.CharField(
+        max_length=20, choices=TopicKind.choices, blank=True, default=TopicKind.NONE
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -144,6 +227,7 @@ class Message(models.Model):
         indexes = [
             models.Index(fields=["created_at"], name="message_created"),
             models.Index(fields=["outcome", "created_at"], name="message_outcome_created"),
+            GinIndex(fields=["topics"], name="message_topics"),
         ]
 
     def __str__(self) -> str:

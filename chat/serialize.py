@@ -28,6 +28,10 @@ def message_json(message: Message, *, base_url: str = "") -> dict:
         "answerability": message.answerability or None,
         "notice": message.notice,
         "redactions": message.redactions,
+        # A prohibited request refused before any search: the rule and what matched.
+        "moderation": message.moderation or None,
+        "topics": message.topics,
+        "topic_kind": message.topic_kind,
         "sources": [
             {
                 "number": s.number,

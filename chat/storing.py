@@ -1,4 +1,4 @@
-"""Storing what an answer was built from: its sources, outcome, models and timings."""
+"""Storing what an answer was built from: its sources, outcome, models, timings and topics."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import time
 from django.db import transaction
 from django.utils import timezone
 
+from chat import topics
 from chat.citations import cited_numbers
 from chat.models import Message, MessageSource
 
@@ -65,6 +66,7 @@ def finish(
     message.timings = timings
     message.status = Message.Status.DONE
     message.finished_at = timezone.now()
+    topics.assign(message)  # after the sources are stored and cited: they name the topics
     message.save()
 
 

@@ -48,6 +48,10 @@ _TEXTS = {
         "diff_label": "Ответ составлен по сравнению версий документа (без языковой модели).",
         "diff_footer": "Версии: {old} [2] → {new} [3]; полное сравнение [1].",
         "words_only": "Поиск шёл только по словам: сервер эмбеддингов недоступен, поиск по смыслу не работает.",
+        "moderation_credentials": "С этим я не помогу: пароли, токены, ключи и другие секреты через базу знаний не выдаются. Доступ оформляется у владельца системы по принятому порядку.",
+        "moderation_personal_data": "С этим я не помогу: личные данные коллег (адреса, телефоны, зарплаты, паспортные данные) через базу знаний не выдаются.",
+        "moderation_abuse": "Давайте общаться уважительно. С вопросом о документах, процессах и тестировании я с радостью помогу.",
+        "moderation_other": "С этим запросом я не помогу: такие запросы в портале не обрабатываются. Задайте, пожалуйста, вопрос о документах.",
     },
     "en": {
         "partial": "The documents describe {topic}, but do not state {missing}. The nearest passages are below.",
@@ -58,6 +62,10 @@ _TEXTS = {
         "diff_label": "Answered from the comparison of the document's versions (no language model).",
         "diff_footer": "Versions: {old} [2] → {new} [3]; the whole comparison [1].",
         "words_only": "Searched by words only: the embeddings server is unavailable, so search by meaning is off.",
+        "moderation_credentials": "I can't help with that: passwords, tokens, keys and other secrets are not given out through the knowledge base. Access is granted by the system's owner through the usual procedure.",
+        "moderation_personal_data": "I can't help with that: colleagues' personal data (addresses, phone numbers, salaries, passport details) is not given out through the knowledge base.",
+        "moderation_abuse": "Let's keep it respectful. I'm glad to help with a question about the documents, processes and testing.",
+        "moderation_other": "I can't help with that request: requests of this kind are not handled by the portal. Please ask about the documents.",
     },
 }
 

@@ -1,4 +1,5 @@
-"""Content gaps: the refused questions of a period grouped into topics.
+"""Content gaps: the refused questions of a period grouped into topics (empty or nonsense
+questions and prohibited requests are counted apart, see ``chat.topics``).
 
 The distinct refused questions (case and surrounding blanks ignored), most asked first, are
 embedded with the portal's own embedder (``knowledge.embedding.get_embedder``: offline, the
@@ -19,6 +20,9 @@ from feedback.clustering import Topic, group_questions
 from feedback.models import QuestionVector
 
 MAX_QUESTIONS = 200  # the most asked distinct refused questions that are clustered
+# Refusals that are not content gaps: empty or nonsense questions, and prohibited requests
+# refused before any search (chat.topics, chat.moderation).
+NOT_GAPS = ("noise", "moderated")
 
 
 class MostCommon(Aggregate):
@@ -33,11 +37,13 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def refused_questions(messages: QuerySet, limit: int = MAX_QUESTIONS) -> list[dict]:
-    """Distinct refused questions of ``messages``, most asked first: {"text" (folded case and
-    blanks), "question" (its most common spelling), "asked"}."""
+def refused_questions(messages: QuerySet, limit: int | None = MAX_QUESTIONS) -> list[dict]:
+    """Distinct refused questions of ``messages`` (noise and prohibited requests left out),
+    most asked first: {"text" (folded case and blanks), "question" (its most common
+    spelling), "asked"}."""
     return list(
         messages.filter(outcome="refusal")
+        .exclude(topic_kind__in=NOT_GAPS)
         .annotate(text=Lower(Trim("question")))
         .values("text")
         .annotate(asked=Count("pk"), question=MostCommon("question"))

@@ -8,6 +8,7 @@ from django.utils.translation import gettext_lazy
 
 from feedback import analytics, charts
 from feedback.gaps import content_gaps
+from feedback.topics import topics_report
 
 OUTCOME_SERIES = [
     charts.Series("answer", gettext_lazy("Answers"), "#2f8f4e"),
@@ -66,6 +67,7 @@ def analytics_report(filters: analytics.ReportFilters, *, embedder=None) -> dict
         "never_used": never,
         "never_used_total": never_total,
         "gaps": content_gaps(questions, embedder),
+        **topics_report(questions, days),
         "stages": stages,
         "latency_chart": mark_safe(
             charts.latency_bars(

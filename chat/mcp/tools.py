@@ -15,6 +15,7 @@ from typing import Any
 
 from django.conf import settings
 
+from chat import moderation
 from chat.answering import answer_now
 from chat.guard import chat_enabled
 from chat.models import AssistantProfile, Conversation
@@ -44,6 +45,7 @@ ANSWER_FIELDS = (
     "mode",
     "tier",
     "answered_from",
+    "moderation",
     "sources",
 )
 
@@ -200,6 +202,15 @@ def run_search(user, arguments: dict[str, Any], *, base_url: str) -> dict[str, A
     if arguments.get("source"):
         filters.source_ids = [_readable_source(user, str(arguments["source"])).pk]
     _throttle(user, "search")
+    verdict = moderation.check(query)
+    if verdict is not None:  # a prohibited request is not searched either
+        return {
+            "refused": True,
+            "answer": moderation.reply(verdict, query),
+            "moderation": verdict.as_dict(),
+            "results": [],
+            "note": DATA_NOTE,
+        }
     try:
         result = search(query, user=user, filters=filters, options=SearchOptions(k=k))
     except EmbeddingModelMismatch as exc:

@@ -158,7 +158,7 @@ def test_the_charts_are_inline_svg_and_nothing_loads_from_outside(client, alice,
     rate(make_answer(bob, documents=[doc]), bob, "down", ["wrong"])
     client.force_login(alice)
     html = client.get(reverse("feedback")).content.decode()
-    assert html.count('<svg class="chart"') == 4
+    assert html.count('<svg class="chart"') == 5  # questions, outcomes, ratings, latency, topics
     assert "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "https://" not in html
 

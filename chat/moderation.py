@@ -1,0 +1,139 @@
+"""Moderation before anything else: prohibited requests are refused before any search or LLM.
+
+Staff keep the rules in the admin (``chat.models.ModerationRule``): each rule is a kind
+(credentials and secrets, personal data of colleagues, abuse, other), regular expressions and
+a list of words or phrases. A question matching an enabled rule is answered with the kind's
+fixed polite sentence in the question's language (``chat.wording``), never searched, never sent
+to an LLM, and journaled with the rule and the words that matched (``Message.moderation``).
+
+Matching reads the question as stored (personal data already redacted), with runs of blanks
+made one space and ё read as е. Patterns are searched case-insensitively; ``(?-i:...)`` turns
+case back on for a part, so ``(?-i:[А-ЯЁ][а-яё]+)`` matches a capitalised word such as a
+surname. Terms match whole words only: "пароль" in a term list would not match "парольная",
+and a ``*`` at the end of a word matches any ending. A pattern that does not compile is skipped
+with a warning (the admin refuses to save one).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from chat import wording
+
+logger = logging.getLogger(__name__)
+_BLANKS = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Why a question was refused: the rule, its kind, the words that matched and how."""
+
+    rule_id: int | None
+    rule: str
+    kind: str
+    matched: str
+    by: str  # "pattern" or "term"
+
+    def as_dict(self) -> dict:
+        return {
+            "rule_id": self.rule_id,
+            "rule": self.rule,
+            "kind": self.kind,
+            "matched": self.matched,
+            "by": self.by,
+        }
+
+
+def normalise(text: str) -> str:
+    """The text rules are matched against: ё as е, blanks collapsed."""
+    return _BLANKS.sub(" ", text.replace("ё", "е").replace("Ё", "Е")).strip()
+
+
+def _lines(text: str) -> list[str]:
+    return [
+        line.strip()
+        for line in (text or "").splitlines()
+        if line.strip() and not line.strip().startswith("#")
+    ]
+
+
+def pattern_problems(text: str) -> list[str]:
+    """The lines of ``text`` that are not valid regular expressions, with the error."""
+    problems = []
+    for line in _lines(text):
+        try:
+            re.compile(normalise(line), re.IGNORECASE)
+        except re.error as exc:
+            problems.append(f"{line}: {exc}")
+    return problems
+
+
+@lru_cache(maxsize=256)
+def compiled_patterns(text: str) -> tuple[re.Pattern[str], ...]:
+    """A rule's patterns compiled (cached by their text: an edit in the admin is a new text)."""
+    compiled = []
+    for line in _lines(text):
+        try:
+            compiled.append(re.compile(normalise(line), re.IGNORECASE))
+        except re.error as exc:
+            logger.warning("moderation pattern %r skipped: %s", line, exc)
+    return tuple(compiled)
+
+
+@lru_cache(maxsize=256)
+def compiled_terms(text: str) -> re.Pattern[str] | None:
+    """A rule's terms as one whole-word alternation; None when it has none."""
+    alternatives = []
+    for line in _lines(text):
+        words = [w for w in normalise(line).split() if w.rstrip("*")]
+        if words:
+            alternatives.append(r"\s+".join(_term_word(word) for word in words))
+    if not alternatives:
+        return None
+    # Not after a hyphen either: "тестировщик-идиот" quoted in a question is one word.
+    return re.compile(r"(?<![\w-])(?:" + "|".join(alternatives) + r")(?!\w)", re.IGNORECASE)
+
+
+def _term_word(word: str) -> str:
+    """One word of a term: a trailing * matches any ending."""
+    if word.endswith("*"):
+        return re.escape(word.rstrip("*")) + r"\w*"
+    return re.escape(word)
+
+
+def match_rule(rule, text: str) -> Verdict | None:
+    """Whether ``rule`` (a ``ModerationRule`` or any object with its fields) refuses ``text``
+    (already normalised)."""
+    for pattern in compiled_patterns(rule.patterns):
+        found = pattern.search(text)
+        if found:
+            return Verdict(rule.pk, rule.name, rule.kind, found.group(0), "pattern")
+    terms = compiled_terms(rule.terms)
+    found = terms.search(text) if terms is not None else None
+    if found:
+        return Verdict(rule.pk, rule.name, rule.kind, found.group(0), "term")
+    return None
+
+
+def check(question: str) -> Verdict | None:
+    """The first enabled rule (in the admin's order) that refuses ``question``; None when the
+    question may be answered."""
+    from chat.models import ModerationRule
+
+    text = normalise(question)
+    if not text:
+        return None
+    for rule in ModerationRule.objects.filter(enabled=True):
+        verdict = match_rule(rule, text)
+        if verdict is not None:
+            return verdict
+    return None
+
+
+def reply(verdict: Verdict, question: str) -> str:
+    """The fixed polite sentence of the rule's kind, in the question's language."""
+    kind = verdict.kind if verdict.kind in ("credentials", "personal_data", "abuse") else "other"
+    return wording.say(f"moderation_{kind}", wording.language_of(question))
