@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.translation import gettext_lazy
+
 from knowledge.models import Document
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
@@ -24,6 +26,19 @@ from scenarios.numbering import Section
 from scenarios.units import Statement, VersionSections
 
 Progress = Callable[[int, int, str], None]
+
+# The evidence kinds (``matching.Evidence.reasons``) in words, for the pages.
+REASON_LABELS = {
+    "reference": gettext_lazy("section reference"),
+    "heading": gettext_lazy("test titled after the section"),
+    "terms": gettext_lazy("shared terms"),
+    "retrieval": gettext_lazy("search"),
+}
+
+
+def reasons_text(reasons: list[str]) -> str:
+    """The evidence kinds in words ("test titled after the section, shared terms")."""
+    return ", ".join(str(REASON_LABELS.get(r, r)) for r in reasons)
 
 
 class CoverageError(Exception):

@@ -26,7 +26,7 @@ from knowledge.retrieval.hits import chunk_url
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
 from scenarios import numbering, units
-from scenarios.coverage import Cover, match_statements
+from scenarios.coverage import Cover, match_statements, reasons_text
 from scenarios.documents import readable_documents
 from scenarios.numbering import Section
 from scenarios.units import Statement, VersionSections
@@ -225,12 +225,9 @@ def _requirement_node(item: Touched) -> Node:
     )
 
 
-REASONS = {"reference": "п.", "heading": "≡", "terms": "~", "retrieval": "⌕"}
-
-
 def _cover_node(cover: Cover) -> Node:
     source = cover.source
-    reasons = ", ".join(cover.evidence.reasons())
+    reasons = reasons_text(cover.evidence.reasons())
     terms = ", ".join(cover.evidence.terms[:5])
     note = _("version %(version)s; matched by %(reasons)s") % {
         "version": source["version"],

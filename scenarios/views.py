@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from scenarios import exports
 from scenarios.analysis import AnalysisInputError, answer_question, start_analysis
-from scenarios.coverage import CoverageError, build_coverage
+from scenarios.coverage import CoverageError, build_coverage, reasons_text
 from scenarios.documents import readable_documents
 from scenarios.models import Analysis
 from scenarios.units import is_test_document
@@ -97,7 +97,16 @@ def coverage_page(request: HttpRequest) -> HttpResponse:
             "chosen_req": chosen_req,
             "chosen_tests": chosen_tests,
             "result": result,
-            "rows": [r.as_dict() for r in result.rows] if result else [],
+            "rows": _rows(result) if result else [],
             "error": error,
         },
     )
+
+
+def _rows(result) -> list[dict]:
+    """The coverage rows for the table, each covering section's reasons in words."""
+    rows = [row.as_dict() for row in result.rows]
+    for row in rows:
+        for cover in row["covered_by"]:
+            cover["reasons_text"] = reasons_text(cover["reasons"])
+    return rows

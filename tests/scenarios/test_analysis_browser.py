@@ -114,6 +114,17 @@ def test_guided_analysis_asks_one_question_at_a_time_then_shows_a_linked_mind_ma
             page.wait_for_url(f"**/documents/{documents['ПМИ'].pk}/**chunk=**")
             page.locator(".highlight").first.wait_for()
             screenshot(page, "analysis-node-opened")
+
+            # The coverage map of the same documents, uncovered requirements first.
+            page.goto(
+                f"{server.url}/scenarios/coverage/?requirements={documents['ТЗ'].pk}"
+                f"&tests={documents['ПМИ'].pk}"
+            )
+            rows = page.locator(".coverage-table tbody tr")
+            assert rows.count() > 10
+            assert rows.first.get_attribute("class") == "cov-uncovered"
+            assert page.locator("tr.cov-covered a[href*='chunk=']").count() >= 1
+            screenshot(page, "coverage-map")
         finally:
             server.stop()
 

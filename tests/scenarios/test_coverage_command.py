@@ -13,6 +13,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from tests.conftest import ARTIFACTS
+
 pytestmark = pytest.mark.django_db
 
 TZ = "ТЗ-Шакруа-Максим-БПИ182"
@@ -34,7 +36,11 @@ def _coverage(*args: str, **options) -> str:
 @pytest.fixture(scope="module")
 def coverage_json(django_db_blocker, demo_kb) -> dict:
     with django_db_blocker.unblock():
-        return json.loads(_coverage(TZ, against=PMI, json=True))
+        text = _coverage(TZ, against=PMI, json=True)
+    # Kept beside the screenshots: the figures in the README come from this file.
+    (ARTIFACTS / "coverage-tz-pmi.json").parent.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "coverage-tz-pmi.json").write_text(text, encoding="utf-8")
+    return json.loads(text)
 
 
 def test_every_requirement_section_is_listed_with_its_covering_sections_or_none(coverage_json):
