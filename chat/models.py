@@ -34,6 +34,8 @@ class AssistantProfile(models.Model):
     position = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
+        verbose_name = _("assistant profile")
+        verbose_name_plural = _("assistant profiles")
         ordering = ["position", "name"]
 
     def __str__(self) -> str:
@@ -132,6 +134,8 @@ class Conversation(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name = _("conversation")
+        verbose_name_plural = _("conversations")
         ordering = ["-updated_at"]
 
     def __str__(self) -> str:
@@ -223,6 +227,8 @@ class Message(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("message")
+        verbose_name_plural = _("messages")
         ordering = ["created_at", "pk"]
         indexes = [
             models.Index(fields=["created_at"], name="message_created"),
