@@ -73,7 +73,21 @@ def _gets(w: dict) -> list[tuple[str, list[str]]]:
         (f"/documents/{w['doc']}/compare/", ["a", "b", "view"]),
         (f"/documents/{w['doc']}/versions/", ["page"]),
         ("/versions/", ["q"]),
-        ("/journal/", ["profile", "outcome", "mode", "user", "since", "until", "q", "page"]),
+        (
+            "/journal/",
+            [
+                "profile",
+                "outcome",
+                "mode",
+                "user",
+                "since",
+                "until",
+                "q",
+                "page",
+                "topic",
+                "topic_kind",
+            ],
+        ),
         (f"/journal/{w['msg']}/", ["x"]),
         ("/feedback/", ["since", "until", "profile", "source", "period", "days"]),
     ]
