@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -80,12 +81,24 @@ def test_the_rows_checked_by_hand(coverage_json):
     assert rows["4.7"]["status"] == "not_required"
 
 
-def test_plain_output_ends_with_the_figures(demo_kb):
+def test_plain_output_lists_the_rows_and_ends_with_the_figures(coverage_json, demo_kb):
     text = _coverage(TZ, against=PMI)
-    assert text.startswith(f"{TZ} (")
-    assert "covered" in text.splitlines()[-1] and "uncovered" in text.splitlines()[-1]
+    lines = text.splitlines()
+    assert lines[0].startswith(f"{TZ} (")
+    assert any(line.split()[:2] == ["-", "4.1.1-4"] for line in lines)
+    assert any(line.split()[:2] == ["+", "4.2-1"] for line in lines)
+    summary = coverage_json["summary"]
+    figures = [int(n) for n in re.findall(r"\d+", lines[-1])]
+    assert figures == [
+        summary["requirements"],
+        summary["covered"],
+        summary["uncovered"],
+        summary["not_required"],
+    ]
 
 
 def test_an_unknown_document_is_said_in_plain_words(demo_kb):
-    with pytest.raises(CommandError, match="No document titled “Нет такого документа”"):
+    # (in the interface's language: the words are not asserted, the title quoted back is)
+    with pytest.raises(CommandError, match="«?“?Нет такого документа”?»?") as raised:
         _coverage("Нет такого документа", against=PMI)
+    assert "Traceback" not in str(raised.value)
