@@ -72,7 +72,8 @@ def start_analysis(user, text: str) -> Analysis:
         task_key=key,
         description=description,
         questions=planned,
-        answers={**known, "_task_url": url} if url else known,
+        answers=known,
+        task_url=url,
     )
 
 
@@ -113,7 +114,7 @@ def build(analysis: Analysis, *, llm: LLM | None) -> None:
         analysis.title,
         query,
         analysis.user,
-        task_url=analysis.answers.get("_task_url", ""),
+        task_url=analysis.task_url,
         context=context,
     )
     analysis.llm_model = ""

@@ -23,6 +23,9 @@ class Analysis(models.Model):
     )
     title = models.CharField(max_length=200)
     task_key = models.CharField(max_length=100, blank=True, help_text=_("Tracker task key."))
+    task_url = models.CharField(
+        max_length=1000, blank=True, help_text=_("The task in the tracker.")
+    )
     description = models.TextField()
     # [{"key": "platform", "text": "...", "tiles": [{"value": "...", "label": "..."}]}]
     questions = models.JSONField(default=list, blank=True)
