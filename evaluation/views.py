@@ -39,6 +39,14 @@ HEADLINE_LABELS = {
     "judge.faithful": _("Judge: faithful"),
     "ok": _("All: as expected"),
 }
+# An evaluated answer's outcome (evaluation.metrics.outcome_of) in the interface's words.
+OUTCOME_LABELS = {
+    "answered": _("answered"),
+    "partial": _("partial"),
+    "refused": _("refused"),
+    "clarified": _("clarified"),
+    "error": _("error"),
+}
 VERDICT_LABELS = {
     "worse": _("worse"),
     "better": _("better"),
@@ -107,7 +115,8 @@ def run_page(request: HttpRequest, pk: int) -> HttpResponse:
             "headline": headline_rows(run.metrics.get("headline", {})),
             "groups": sorted(groups.items()),
             "group_names": sorted(groups),
-            "outcomes": ("answered", "partial", "refused", "clarified", "error"),
+            "outcomes": tuple(OUTCOME_LABELS.items()),
+            "outcome_labels": OUTCOME_LABELS,
             "page": Paginator(results, 100).get_page(params.get("page")),
             "params": params,
             "others": EvalRun.objects.exclude(pk=run.pk).values_list("pk", "label")[:50],
@@ -140,6 +149,7 @@ def compare_page(request: HttpRequest) -> HttpResponse:
             ),
             "changes": changes,
             "verdict_labels": VERDICT_LABELS,
+            "outcome_labels": OUTCOME_LABELS,
         },
     )
 
@@ -182,7 +192,5 @@ def add_message(request: HttpRequest, pk: int) -> HttpResponse:
         expected_answer=(request.POST.get("expected_answer") or "")[:5000],
     )
     audit.record(request, "regression_case", f"from message #{pk} -> case #{case.pk}")
-    flash.success(
-        request, gettext("Added to the regression set as case %(pk)s.") % {"pk": case.pk}
-    )
+    flash.success(request, gettext("Added to the regression set as case %(pk)s.") % {"pk": case.pk})
     return redirect(reverse("journal_entry", args=[pk]))

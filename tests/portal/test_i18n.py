@@ -40,7 +40,8 @@ def test_login_page_follows_the_browsers_accept_language(client):
     russian = client.get("/login/", HTTP_ACCEPT_LANGUAGE="ru-RU,ru;q=0.9,en;q=0.8")
     html = russian.content.decode()
     assert '<html lang="ru">' in html
-    assert "Имя пользователя" in html and "Пароль" in html and ">Вход</button>" in html
+    assert "<h1>Вход</h1>" in html and ">Войти</button>" in html
+    assert "Имя пользователя" in html and "Пароль" in html
     assert "User name" not in html and "Log in" not in html
     assert russian["Content-Language"] == "ru"
     assert "Accept-Language" in russian["Vary"]

@@ -8,6 +8,7 @@ import io
 import json
 import re
 import shutil
+import urllib.request
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
@@ -138,10 +139,21 @@ def visit(browser, server_url: str, pages: dict[str, str], language: str) -> dic
     return problems
 
 
+def curl_login(server_url: str, language: str) -> str:
+    """``curl -H 'Accept-Language: …' /login/`` against the real server."""
+    request = urllib.request.Request(server_url + "/login/", headers={"Accept-Language": language})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.headers["Content-Language"] == language
+        return response.read().decode()
+
+
 def test_every_page_in_russian_and_in_english(tmp_path, alice, _browser):
     pages = build_portal(tmp_path, alice)
     server = PortalServer()
     try:
+        russian, english = curl_login(server.url, "ru"), curl_login(server.url, "en")
+        assert "Имя пользователя" in russian and ">Войти</button>" in russian
+        assert "User name" in english and ">Log in</button>" in english
         found = {lang: visit(_browser, server.url, pages, lang) for lang in ("ru", "en")}
     finally:
         server.stop()

@@ -100,7 +100,7 @@ def test_run_command_starts_serves_login_and_ctrl_c_leaves_nothing_behind(tmp_pa
     try:
         assert "Created the first admin account 'admin'" in "".join(portal.output)
         page = _login(portal.url, "admin", "first-admin-pass-42")
-        assert "Log out" in page and "admin" in page
+        assert "Выйти" in page and "admin" in page  # KB_LANGUAGE unset: Russian
         started = [p.pid for p in portal.descendants()]
         postgres_pid, redis_pid = _postgres_pid(data_dir), _redis_pid(data_dir)
         assert postgres_pid and psutil.pid_exists(postgres_pid)
@@ -120,6 +120,6 @@ def test_run_command_starts_serves_login_and_ctrl_c_leaves_nothing_behind(tmp_pa
     again = RunningPortal(data_dir, port, redis_port)
     try:
         assert "Created the first admin" not in "".join(again.output)
-        assert "Log out" in _login(again.url, "admin", "first-admin-pass-42")
+        assert "Выйти" in _login(again.url, "admin", "first-admin-pass-42")
     finally:
         again.ctrl_c()
