@@ -21,7 +21,7 @@ from evaluation.regression import case_from_message
 from feedback.services import rate_answer
 from knowledge.models import Document, Source
 from tests.chat.conftest import ingest_small_kb
-from tests.conftest import PortalServer, login, screenshot
+from tests.conftest import PortalServer, browser_page, login, screenshot
 from tests.i18n_check import untranslated
 from tests.knowledge.versions.conftest import ingest_folder as ingest_versions
 from tests.knowledge.versions.helpers import HSE
@@ -165,3 +165,27 @@ def test_every_page_in_russian_and_in_english(tmp_path, alice, _browser):
     ]
     assert not failing, "\n".join(failing)
     assert len(found["ru"]) == len(found["en"]) == len(pages) + 1  # and the login page
+
+
+def test_the_header_switcher_and_the_profile_choice_in_a_browser(portal_server, bob, _browser):
+    page = browser_page(_browser, "en-US")
+    try:
+        login(page, portal_server.url, "bob")
+        page.goto(portal_server.url + "/documents/")
+        assert page.locator("h1").inner_text() == "Documents"
+        page.click(".lang-switch button[value=ru]")
+        page.wait_for_load_state()
+        assert page.url.endswith("/documents/")  # back where the switch was pressed
+        assert page.locator("h1").inner_text() == "Документы"
+        assert page.locator("html").get_attribute("lang") == "ru"
+        screenshot(page, "i18n/switched-to-ru")
+        page.goto(portal_server.url + "/profile/")
+        assert page.locator("#profile-language").input_value() == "ru"
+        # Back to the browser's language from the Profile page.
+        page.select_option("#profile-language", "")
+        page.click("#language button[type=submit]")
+        page.wait_for_url(lambda url: url.endswith("/profile/"))
+        assert page.locator("h1").inner_text() == "Profile"
+        assert page.locator("#profile-language").input_value() == ""
+    finally:
+        page.context.close()
