@@ -122,6 +122,6 @@ def build(analysis: Analysis, *, llm: LLM | None) -> None:
         notice = add_suggestions(tree, analysis.description, llm)
         analysis.llm_model = "" if notice else llm.model_id
         if notice:
-            tree["note"] = "; ".join(x for x in (tree["note"], notice) if x)
+            tree["notice"] = notice  # shown above the map
     analysis.tree = tree
     analysis.status = Analysis.Status.READY

@@ -107,3 +107,21 @@ def test_the_coverage_page_shows_the_table_uncovered_first(tmp_path, client, bob
     assert "covered" in statuses and "uncovered" in statuses
     assert statuses == sorted(statuses, key=["uncovered", "covered", "not_required"].index)
     assert f'href="/documents/{documents["ПМИ"].pk}/?version=' in page
+
+
+def test_with_the_llm_down_the_map_is_kept_and_says_no_checks_were_suggested(tmp_path, bob):
+    from chat.llm import OpenAICompatibleLLM
+    from tests.llm_server import LlmTestServer
+
+    ingest_specs(tmp_path)
+    stopped = LlmTestServer().start()
+    url = stopped.base_url
+    stopped.stop()
+    llm = OpenAICompatibleLLM(url, "kb-test", "", timeout=2, connect_timeout=1, max_tokens=200)
+    analysis = start_analysis(bob, SETTINGS_CHANGE)
+    while analysis.current_question:
+        answer_question(analysis, analysis.current_question["tiles"][0]["value"], llm=llm)
+    assert analysis.status == Analysis.Status.READY and analysis.llm_model == ""
+    kinds = _kinds(analysis.tree)
+    assert "requirement" in kinds and "suggestion" not in kinds
+    assert analysis.tree.get("notice")  # "no checks were suggested", with the reason
