@@ -259,3 +259,15 @@ def test_the_command_line_speaks_kb_language(tmp_path):
 
     assert "нет такого файла или папки" in ingest("ru")
     assert "no such file or folder" in ingest("en")
+
+
+def test_error_pages_speak_the_pages_language(client, bob):
+    client.force_login(bob)
+    missing = client.get("/documents/999999/", HTTP_ACCEPT_LANGUAGE="ru")
+    assert missing.status_code == 404
+    assert "<h1>Страница не найдена</h1>" in missing.content.decode()
+    missing = client.get("/documents/999999/", HTTP_ACCEPT_LANGUAGE="en")
+    assert "<h1>Page not found</h1>" in missing.content.decode()
+    refused = client.get("/feedback/", HTTP_ACCEPT_LANGUAGE="ru")  # staff only
+    assert refused.status_code == 403
+    assert "<h1>Доступ закрыт</h1>" in refused.content.decode()
