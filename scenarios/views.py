@@ -7,7 +7,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from scenarios import exports
@@ -66,9 +65,7 @@ def analysis_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     content_type, extension = exports.FORMATS[fmt]
     body = exports.export(analysis.tree, fmt, request.build_absolute_uri("/"))
     response = HttpResponse(body, content_type=content_type)
-    name = slugify(analysis.title, allow_unicode=True)[:60] or f"analysis-{analysis.pk}"
     response["Content-Disposition"] = f'attachment; filename="analysis-{analysis.pk}.{extension}"'
-    response["X-Analysis-Title"] = name.encode("ascii", "ignore").decode() or str(analysis.pk)
     return response
 
 
