@@ -271,3 +271,14 @@ def test_error_pages_speak_the_pages_language(client, bob):
     refused = client.get("/feedback/", HTTP_ACCEPT_LANGUAGE="ru")  # staff only
     assert refused.status_code == 403
     assert "<h1>Доступ закрыт</h1>" in refused.content.decode()
+
+
+def test_the_500_page_renders_without_a_request_in_the_active_language():
+    from django.template.loader import render_to_string
+    from django.utils import translation
+
+    with translation.override("ru"):
+        html = render_to_string("500.html")
+    assert '<html lang="ru">' in html and "<h1>Что-то пошло не так</h1>" in html
+    with translation.override("en"):
+        assert "<h1>Something went wrong</h1>" in render_to_string("500.html")
