@@ -36,6 +36,7 @@ SEPARATOR = " › "
 MAX_TOPICS = 3
 MAX_LABEL = 120
 MAX_NEIGHBOURS = 500  # the most recent refused questions a new refusal is compared with
+BATCH = 500  # turns tagged at once by tag_untagged
 MAX_CLUSTERED = 400  # distinct refused questions clustered at once (the rest join the nearest)
 INDEX_PAGES = ("README.md", "readme.md", "index.md", "_index.md")
 OWN_TOPIC_KINDS = frozenset({"specs", "uploads"})  # few, large documents: each its own subject
@@ -110,9 +111,9 @@ def document_topics(document_ids) -> dict[int, str]:
 def _answer_documents(message: Message) -> list[int]:
     """The documents a turn was answered from: those it cites, else all its sources, else a
     clarification's candidates; in the order it numbered them."""
-    sources = list(message.sources.order_by("number").values_list("document_id", "cited"))
-    cited = [d for d, is_cited in sources if is_cited and d]
-    ids = cited or [d for d, _ in sources if d]
+    sources = sorted(message.sources.all(), key=lambda s: s.number)  # prefetched in batches
+    cited = [s.document_id for s in sources if s.cited and s.document_id]
+    ids = cited or [s.document_id for s in sources if s.document_id]
     if not ids:
         ids = [int(t["document_id"]) for t in message.tiles or [] if t.get("document_id")]
     return list(dict.fromkeys(ids))
@@ -164,6 +165,7 @@ def gap_topic(question: str, *, exclude_pk: int | None = None) -> str:
     similarity at least the content gaps' threshold), else a new one named by the question."""
     from feedback.clustering import DEFAULT_THRESHOLD
     from feedback.gaps import question_vectors
+    from knowledge.embedding import EmbeddingModelMismatch, EmbeddingUnavailable
 
     earlier = (
         Message.objects.filter(topic_kind=Message.TopicKind.GAP)
@@ -175,15 +177,16 @@ def gap_topic(question: str, *, exclude_pk: int | None = None) -> str:
     labels: dict[str, str] = {}
     for text, topics in earlier:
         labels.setdefault(fold(text), topics[0])
-    texts = [t for t in labels if t != fold(question)]
     if fold(question) in labels:
         return labels[fold(question)]  # asked before: the same cluster
+    texts = list(labels)
     if not texts:
         return _label(question)
     try:
         vectors = question_vectors([fold(question), *texts])
-    except Exception:  # the embeddings server down: the refusal stands, named by itself
-        logger.warning("no vector for a refused question; its topic is the question itself")
+    except (EmbeddingUnavailable, EmbeddingModelMismatch) as exc:
+        # The refusal stands whatever happens here: named by itself until a regrouping.
+        logger.warning("no vector for a refused question (%s); named by itself", exc)
         return _label(question)
     similarity = vectors[1:] @ vectors[0]
     by_label: dict[str, list[float]] = defaultdict(list)
@@ -247,9 +250,10 @@ def recluster_gaps() -> int:
 # --- a turn ----------------------------------------------------------------------------------
 
 
-def assign(message: Message, *, cluster: bool = True) -> None:
+def assign(message: Message, *, cluster: bool = True, known: dict[int, str] | None = None) -> None:
     """Set ``message.topics`` and ``topic_kind`` from what the turn was answered from (not
-    saved). ``cluster=False`` leaves a refused question's cluster to ``recluster_gaps``."""
+    saved). ``cluster=False`` leaves a refused question's cluster to ``recluster_gaps``;
+    ``known`` is the documents' topics when a batch has read them already."""
     kinds = Message.TopicKind
     topics: list[str] = []
     if message.moderation:
@@ -265,7 +269,7 @@ def assign(message: Message, *, cluster: bool = True) -> None:
         kind = kinds.NONE
     else:
         documents = _answer_documents(message)
-        found = document_topics(documents)
+        found = known if known is not None else document_topics(documents)
         topics = list(dict.fromkeys(found[d] for d in documents if d in found))[:MAX_TOPICS]
         kind = kinds.DOCUMENTS if topics else kinds.NONE
     message.topics, message.topic_kind = topics, kind
@@ -275,16 +279,28 @@ def tag_untagged(*, recluster: bool = False) -> dict[str, int]:
     """Tag the finished turns without topics (those stored before topics existed), then group
     the refused ones; returns how many turns got each kind."""
     counts: dict[str, int] = defaultdict(int)
-    untagged = Message.objects.filter(
-        status=Message.Status.DONE, topic_kind=Message.TopicKind.NONE
-    ).exclude(outcome=Message.Outcome.ERROR)
-    for message in untagged.iterator(chunk_size=500):
-        assign(message, cluster=False)
-        if message.topic_kind != Message.TopicKind.NONE:
-            Message.objects.filter(pk=message.pk).update(
-                topics=message.topics, topic_kind=message.topic_kind
+    untagged = list(
+        Message.objects.filter(status=Message.Status.DONE, topic_kind=Message.TopicKind.NONE)
+        .exclude(outcome=Message.Outcome.ERROR)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    for start in range(0, len(untagged), BATCH):
+        # A batch in a few queries: its turns with their sources, its documents' topics, one
+        # bulk update.
+        batch = list(
+            Message.objects.filter(pk__in=untagged[start : start + BATCH]).prefetch_related(
+                "sources"
             )
-            counts[message.topic_kind] += 1
+        )
+        known = document_topics({d for m in batch for d in _answer_documents(m)})
+        tagged = []
+        for message in batch:
+            assign(message, cluster=False, known=known)
+            if message.topic_kind != Message.TopicKind.NONE:
+                tagged.append(message)
+                counts[message.topic_kind] += 1
+        Message.objects.bulk_update(tagged, ["topics", "topic_kind"])
     if recluster or counts.get(Message.TopicKind.GAP):
         counts["clusters"] = recluster_gaps()
     return dict(counts)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext as _
 
 from chat.moderation import check, reply
 
@@ -28,10 +29,12 @@ class Command(BaseCommand):
             try:
                 text = Path(options["file"]).read_text(encoding="utf-8")
             except OSError as exc:
-                raise CommandError(f"cannot read {options['file']}: {exc}") from None
+                raise CommandError(
+                    _("cannot read %(file)s: %(error)s") % {"file": options["file"], "error": exc}
+                ) from None
             questions += [line.strip() for line in text.splitlines() if line.strip()]
         if not questions:
-            raise CommandError("give a question or --file")
+            raise CommandError(_("give a question or --file"))
         results = []
         for question in questions:
             verdict = check(question)
@@ -50,8 +53,10 @@ class Command(BaseCommand):
             verdict = row["moderation"]
             if verdict:
                 self.stdout.write(
-                    f"REFUSED  {row['question']}\n         rule «{verdict['rule']}» "
-                    f"({verdict['kind']}, {verdict['by']}): «{verdict['matched']}»"
+                    _(
+                        "REFUSED  %(question)s\n         rule «%(rule)s» (%(kind)s, %(by)s): «%(matched)s»"
+                    )
+                    % {"question": row["question"], **verdict}
                 )
             else:
-                self.stdout.write(f"allowed  {row['question']}")
+                self.stdout.write(_("allowed  %(question)s") % {"question": row["question"]})

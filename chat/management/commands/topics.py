@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from django.core.management.base import BaseCommand
+from django.utils.translation import gettext as _
 
 from chat.topics import recluster_gaps, tag_untagged
 
@@ -33,11 +34,10 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(counts, ensure_ascii=False))
             return
         tagged = sum(v for k, v in counts.items() if k != "clusters")
-        self.stdout.write(
-            f"{tagged} turns tagged: "
-            + ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()) if kind != "clusters")
-            if tagged
-            else "No turn without topics."
-        )
+        if tagged:
+            kinds = ", ".join(f"{k} {n}" for k, n in sorted(counts.items()) if k != "clusters")
+            self.stdout.write(_("%(n)d turns tagged: %(kinds)s") % {"n": tagged, "kinds": kinds})
+        else:
+            self.stdout.write(_("No turn without topics."))
         if "clusters" in counts:
-            self.stdout.write(f"Refused questions in {counts['clusters']} clusters.")
+            self.stdout.write(_("Refused questions in %(n)d clusters.") % {"n": counts["clusters"]})
