@@ -4,6 +4,8 @@ Builds a journal in bulk on the benchmark's own embedded database — messages o
 outcome spread over the last 30 days, with per-stage timings, three sources per answer over
 300 documents (some never used), ratings with reasons, ~150 distinct refused questions — and
 renders the page through the Django test client as a staff user, at 1,000 and 10,000 rows.
+The documents sit in ten folders (ten topics), and the journal's turns get their topics as
+``manage.py topics`` gives them to turns stored without any (its time is printed too).
 
 For each size: the first render ("cold": embeds the refused questions not seen before and
 stores their vectors) and the median of the next renders ("warm"), each with its number of
@@ -92,7 +94,9 @@ def make_base(rng: random.Random):
 
     sources = [Source.objects.create(name=n) for n in ("Wiki", "Specs", "Checklists")]
     documents = Document.objects.bulk_create(
-        Document(source=sources[i % 3], path=f"doc-{i}.md", title=f"Документ {i:03d}")
+        Document(
+            source=sources[i % 3], path=f"section-{i % 10}/doc-{i}.md", title=f"Документ {i:03d}"
+        )
         for i in range(300)
     )
     versions = DocumentVersion.objects.bulk_create(
@@ -234,6 +238,7 @@ def main() -> None:
     try:
         from django.test import Client
 
+        from chat.topics import tag_untagged
         from knowledge.embedding import get_embedder
 
         get_embedder().embed_query("прогрев")  # load the model outside the measurements
@@ -245,10 +250,13 @@ def main() -> None:
             f"{'rows':>7} {'cold s':>8} {'queries':>8} {'warm s (median)':>16} "
             f"{'warm max':>9} {'queries':>8} {'page KB':>8}"
         )
-        rows, results = 0, []
+        rows, results, tagging = 0, [], []
         for size in sizes:
             add_journal(size - rows, base, rng)
             rows = size
+            started = time.perf_counter()
+            tag_untagged()  # what manage.py topics does after an upgrade
+            tagging.append((size, time.perf_counter() - started))
             cold, cold_queries, _ = render(client)
             warm = [render(client) for _ in range(args.repeat)]
             times = [w[0] for w in warm]
@@ -265,6 +273,10 @@ def main() -> None:
             f"({'constant' if q_small == q_big else 'GROWING'})"
         )
         print(f"goal under 1 s at {big} rows: {'met' if t_big < 1 else 'NOT met'} ({t_big:.3f} s)")
+        for size, seconds in tagging:
+            print(
+                f"topics for the turns added up to {size} rows (manage.py topics): {seconds:.2f} s"
+            )
     finally:
         teardown()
 
