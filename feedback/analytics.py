@@ -246,7 +246,7 @@ def latency(messages: QuerySet[Message]) -> list[dict]:
         rows.append(
             {
                 "key": key,
-                "label": label,
+                "label": str(label),
                 "count": found[f"{key}__n"],
                 "values": values,
                 "p50": values[0],

@@ -36,7 +36,7 @@ def analytics_report(filters: analytics.ReportFilters, *, embedder=None) -> dict
         "shares": [
             {
                 "key": s.key,
-                "label": s.label,
+                "label": str(s.label),
                 "colour": s.colour,
                 "count": totals.outcomes.get(s.key, 0),
                 "percent": round(totals.share(s.key) * 100),

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from html import escape
 
+from django.utils.translation import gettext
+
 from knowledge.parsing.base import Block, Table
 from knowledge.versions.diff import BlockDiff, DocumentDiff, SectionDiff
 from knowledge.versions.tables import CellDiff, RowDiff, TableDiff
@@ -93,7 +95,8 @@ def _section(diff: SectionDiff) -> SectionView:
     if diff.title is not None:
         title_html = diff.title.inline_html()
     else:
-        title_html = escape(diff.section.title or "Preamble")
+        # The page is in the interface's language ("Preamble" is the part before any heading).
+        title_html = escape(diff.section.title or gettext("Preamble"))
     view = SectionView(
         anchor=diff.anchor,
         status=diff.status,

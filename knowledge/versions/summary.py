@@ -72,6 +72,13 @@ class ChangeSummary:
 
         return self.as_text("ru" if (get_language() or "").startswith("ru") else "en")
 
+    @property
+    def display_changed(self) -> list[str]:
+        """The changed sections' labels for the pages ("Preamble" in the interface's language)."""
+        from django.utils.translation import gettext
+
+        return [gettext("Preamble") if label == "Preamble" else label for label in self.changed]
+
     def as_text(self, language: str = "en") -> str:
         """One line: "2 sections changed, 1 added; +120 / −45 words", or "No text changes"."""
         if language == "ru":
