@@ -422,6 +422,8 @@ SEARCH_PER_DOCUMENT = env_int("KB_SEARCH_PER_DOCUMENT", 2, minimum=1)
 SEARCH_FUSION = env_choice("KB_SEARCH_FUSION", "calibrated", ("calibrated", "rrf"))
 SEARCH_DENSE_WEIGHT = env_float("KB_SEARCH_DENSE_WEIGHT", 0.5)
 SEARCH_DOCUMENT_WEIGHT = env_float("KB_SEARCH_DOCUMENT_WEIGHT", 0.1)
+# Share of a document's BM25 for the question's named words (a company, product, tool name).
+SEARCH_NAME_WEIGHT = env_float("KB_SEARCH_NAME_WEIGHT", 0.05)
 # Weight (share of idf) of a question term's synonyms read from the documents; 0: no expansion.
 SEARCH_SYNONYM_WEIGHT = env_float("KB_SEARCH_SYNONYM_WEIGHT", 0.25)
 SEARCH_MIN_SCORE = env_float("KB_SEARCH_MIN_SCORE", 0.19)

@@ -7,6 +7,11 @@ small share of their document's BM25 (normalised by the best candidate document)
 document matching as a whole wins ties between chunks; the minimum score still applies to the
 chunk's own score, so refusals do not move (benchmarks/retrieval_kb.py measures the gain).
 
+A question naming a thing ("How did Apple's operating expenses change?") adds a second share:
+the document's BM25 for the named words alone (``knowledge.retrieval.names``), so that the
+documents about Apple win over another company's page that matches "operating expenses
+change" a little better (benchmarks/retrieval_sec.py: the right filing in the top 5).
+
 Statistics (document frequency, number and mean length of documents) are computed over the
 documents the user may read, in the query itself.
 """
@@ -81,3 +86,15 @@ def add_document_evidence(
         share = scores.get(c.document_id, 0.0) / best if best > 0 else 0.0
         c.document_score = share
         c.fused_score = c.score + weight * share
+
+
+def add_name_evidence(
+    candidates: Sequence[Candidate], scores: dict[int, float], weight: float
+) -> None:
+    """Add ``weight`` times the document's BM25 for the question's named words over the best
+    candidate document's to each candidate's ranking score (after ``add_document_evidence``)."""
+    best = max(scores.values(), default=0.0)
+    if best <= 0:
+        return
+    for c in candidates:
+        c.fused_score += weight * scores.get(c.document_id, 0.0) / best

@@ -14,7 +14,8 @@ from django.conf import settings
 from knowledge.embedding import Embedder
 from knowledge.retrieval import fusion
 from knowledge.retrieval import sql as q
-from knowledge.retrieval.documents import add_document_evidence, document_bm25
+from knowledge.retrieval.documents import add_document_evidence, add_name_evidence, document_bm25
+from knowledge.retrieval.names import named_words
 from knowledge.retrieval.types import Candidate
 
 if TYPE_CHECKING:
@@ -112,15 +113,30 @@ def rank_candidates(
             c.lexical_norm if "lexical" in options.lists else None,
             dense_weight=_dense_weight(options),
         )
-    documents = None
+    documents, named = None, {}
     if options.document_weight > 0 and "lexical" in options.lists and idf:
         ids = {c.document_id for c in candidates.values() if c.document_id}
         # The question's own words only: a synonym is no evidence about a whole document.
         own = [x for x in idf if x not in extra_lexemes]
         documents = document_bm25(sorted(ids), own, scope.visible_source_ids)
-    ranked = _fuse(list(candidates.values()), options, documents)
+        if options.name_weight > 0:
+            named = _named_evidence(text, own, sorted(ids), scope)
+    ranked = _fuse(list(candidates.values()), options, documents, named)
     timings["fusion"] = timings.get("fusion", 0) + _since(tick)
     return ranked
+
+
+def _named_evidence(
+    text: str, own: list[str], document_ids: list[int], scope: q.Scope
+) -> dict[int, float]:
+    """Each candidate document's BM25 for the question's named words alone (a company,
+    product or tool name: ``knowledge.retrieval.names``); empty when the question names
+    nothing the knowledge base knows."""
+    names = named_words(text)
+    if not names:
+        return {}
+    lexemes = [x for x in q.query_terms(" ".join(names), q.LANGUAGES)[0] if x in own]
+    return document_bm25(document_ids, lexemes, scope.visible_source_ids) if lexemes else {}
 
 
 def _dense_weight(options: SearchOptions) -> float:
@@ -175,7 +191,10 @@ def _complete(
 
 
 def _fuse(
-    candidates: list[Candidate], options: SearchOptions, documents: dict[int, float] | None
+    candidates: list[Candidate],
+    options: SearchOptions,
+    documents: dict[int, float] | None,
+    named: dict[int, float],
 ) -> list[Candidate]:
     if options.fusion == "rrf" and len(options.lists) > 1:
         rankings = [
@@ -197,6 +216,8 @@ def _fuse(
             c.fused_score = c.score
         if documents is not None:
             add_document_evidence(candidates, documents, options.document_weight)
+        if named:
+            add_name_evidence(candidates, named, options.name_weight)
         ranked = fusion.order(candidates, by="fused_score")
     for rank, c in enumerate(ranked, 1):
         c.fused_rank = rank

@@ -40,6 +40,8 @@ class SearchOptions:
     dense_weight: float = field(default_factory=lambda: settings.SEARCH_DENSE_WEIGHT)
     # Share of the document's own BM25 added to a chunk's ranking score (not its threshold).
     document_weight: float = field(default_factory=lambda: settings.SEARCH_DOCUMENT_WEIGHT)
+    # Share of the document's BM25 for the question's named words (a company, product, tool).
+    name_weight: float = field(default_factory=lambda: settings.SEARCH_NAME_WEIGHT)
     min_score: float | None = None  # None: the setting for the ranking in use
     per_document: int = field(default_factory=lambda: settings.SEARCH_PER_DOCUMENT)
     rerank: bool = True
