@@ -38,6 +38,8 @@ class ChunkingConfig:
     # about one row); search answers with the table piece they belong to. 0: no row units.
     row_unit_min_rows: int = 4
     rows_per_unit: int = 2
+    # Row units' vectors over their rows read as sentences (``row_sentences``), not Markdown.
+    row_sentences: bool = False
 
 
 @dataclass
@@ -123,6 +125,8 @@ class Chunker:
                 text = table.to_markdown(table.rows[start:end])
                 body = f"{caption}\n\n{text}" if caption else text
                 meta = {"parent_position": parent, "table_rows": [start + 1, end]}
+                if self.config.row_sentences and not draft.meta.get("checklist"):
+                    meta["embed_text"] = row_sentences(table, start, end, caption)
                 if draft.meta.get("checklist"):
                     meta["checklist"] = True
                 rows = draft.row_start, draft.row_start
@@ -293,6 +297,32 @@ class _Run:
                 meta=meta,
             )
         )
+
+
+# What a row unit's vector is computed over: its rows read as sentences ("iPhone: Three Months
+# Ended July 1, 2023 $39,669; ..."), after a caption of at most this many characters. A Markdown
+# grid of pipes and numbers says little to a sentence encoder: the row's label and the column
+# headers next to its values are what a question names.
+EMBED_CAPTION_CHARS = 300
+EMBED_HEADER_CHARS = 60
+
+
+def row_sentences(table: Table, start: int, end: int, caption: str = "") -> str:
+    """The rows ``start``..``end`` of ``table`` as one line each: the first cell, then every
+    other non-empty cell after its column header."""
+    header = [" ".join(h.split())[:EMBED_HEADER_CHARS] for h in table.header]
+    lines = [" ".join(caption.split())[:EMBED_CAPTION_CHARS]] if caption.strip() else []
+    for row in table.rows[start:end]:
+        cells = [" ".join(c.split()) for c in row]
+        label = next((c for c in cells if c), "")
+        parts = []
+        for i, cell in enumerate(cells):
+            if not cell or cell == label:
+                continue
+            name = header[i] if i < len(header) else ""
+            parts.append(f"{name} {cell}".strip())
+        lines.append(f"{label}: {'; '.join(parts)}" if parts else label)
+    return "\n".join(line for line in lines if line)
 
 
 def _row_groups(table: Table, budget: int) -> list[tuple[int, int]]:

@@ -187,6 +187,7 @@ def _chunk(parsed: ParsedDocument) -> list[ChunkDraft]:
         overlap=settings.CHUNK_OVERLAP,
         row_unit_min_rows=settings.ROW_UNIT_MIN_ROWS,
         rows_per_unit=settings.ROWS_PER_UNIT,
+        row_sentences=settings.ROW_UNIT_SENTENCES,
     )
     drafts = Chunker(config).chunk(parsed)
     if not drafts:
@@ -213,8 +214,9 @@ def _save_parsed(
 
 
 def embedding_text(title: str, draft: ChunkDraft) -> str:
-    """What the model sees: the document title and heading path give a chunk its context."""
-    return text_to_embed(title, draft.heading_path, draft.text)
+    """What the model sees: the document title and heading path give a chunk its context;
+    a row unit's rows as sentences (``meta["embed_text"]``) rather than its Markdown."""
+    return text_to_embed(title, draft.heading_path, draft.meta.get("embed_text") or draft.text)
 
 
 def text_to_embed(title: str, heading_path: list[str], text: str) -> str:

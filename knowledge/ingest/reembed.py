@@ -59,7 +59,7 @@ def reembed(
             chunks_to_reembed(embedder.model_id)
             .filter(pk__gt=last_pk)
             .order_by("pk")
-            .values("pk", "text", "heading_path", "document__title")[:batch]
+            .values("pk", "text", "heading_path", "meta", "document__title")[:batch]
         ):
             done += _reembed_rows(embedder, rows)
             last_pk = rows[-1]["pk"]
@@ -91,7 +91,14 @@ def reembed(
 def _reembed_rows(embedder: Embedder, rows: list[dict]) -> int:
     from pgvector import SparseVector
 
-    texts = [text_to_embed(r["document__title"], r["heading_path"], r["text"]) for r in rows]
+    texts = [
+        text_to_embed(
+            r["document__title"],
+            r["heading_path"],
+            (r["meta"] or {}).get("embed_text") or r["text"],
+        )
+        for r in rows
+    ]
     output = embedder.embed_documents(texts)
     sparse = output.sparse or [None] * len(rows)
     chunks = [

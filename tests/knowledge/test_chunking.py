@@ -180,3 +180,29 @@ def test_row_units_of_a_spreadsheet_table_cite_their_own_rows():
     units = [c for c in chunks if c.block_type == "row"]
     assert [(u.row_start, u.row_end) for u in units] == [(2, 3), (4, 5), (6, 6)]
     assert "checklist" not in units[0].meta
+
+
+def test_a_row_units_vector_is_computed_over_its_rows_read_as_sentences():
+    from knowledge.chunking import row_sentences
+    from knowledge.ingest.pipeline import embedding_text
+
+    header = ["", "Three Months Ended July 1, 2023", "Three Months Ended June 25, 2022"]
+    rows = [["iPhone", "$39,669", "$40,665"], ["Mac", "6,840", ""], ["iPad", "5,791", "7,224"]]
+    table = Table(header, rows + [["Services", "21,213", "19,604"]])
+    caption = "Net sales by category (in millions):"
+    assert row_sentences(table, 0, 2, caption) == (
+        "Net sales by category (in millions):\n"
+        "iPhone: Three Months Ended July 1, 2023 $39,669; Three Months Ended June 25, 2022 $40,665\n"
+        "Mac: Three Months Ended July 1, 2023 6,840"
+    )
+    document = _doc(("h", 1, "Products"), ("text", caption), ("table", table))
+    config = ChunkingConfig(rows_per_unit=2, row_sentences=True)
+    units = [c for c in Chunker(config).chunk(document) if c.block_type == "row"]
+    assert units[0].text.splitlines()[2].startswith("|  | Three Months Ended")  # searched as is
+    embedded = embedding_text("Apple Inc.", units[0])
+    assert embedded.startswith("Apple Inc. › Products\n\nNet sales by category")
+    assert "iPhone: Three Months Ended July 1, 2023 $39,669;" in embedded
+    assert "|" not in embedded  # not the Markdown grid
+    # Off (the default): the unit's vector is computed over its Markdown, as it is searched.
+    plain = [c for c in Chunker().chunk(document) if c.block_type == "row"]
+    assert "| iPhone | $39,669 | $40,665 |" in embedding_text("Apple Inc.", plain[0])
