@@ -15,12 +15,23 @@ pytestmark = pytest.mark.django_db
 
 
 def test_a_fact_the_documents_lack_is_a_partial_answer_naming_what_is_missing(demo_kb):
+    # The wiki names TestRail (three pages) but never its price: the fact asked is missing.
     result = ask_json("Сколько стоит лицензия TestRail для команды из десяти человек?")
     assert result["partial"] is True and result["refused"] is False
     assert result["answerability"]["decision"] == "partial"
-    assert "TestRail" in result["answerability"]["named_missing"]
-    assert "но не указано" in result["answer"] and "«TestRail»" in result["answer"]
+    assert result["answerability"]["asked"] == "price"
+    assert result["answerability"]["fact_found"] is False
+    assert "но не указано" in result["answer"] and "стоимость" in result["answer"]
     assert result["sources"]  # the nearest passages are still shown
+
+
+def test_a_tool_the_documents_never_name_is_named_as_missing(demo_kb):
+    # Zephyr Scale appears nowhere in the demo knowledge base.
+    result = ask_json("Сколько стоит лицензия Zephyr Scale для команды из десяти человек?")
+    assert result["refused"] or result["partial"], result["answerability"]
+    if result["partial"]:
+        assert "Zephyr" in result["answerability"]["named_missing"]
+        assert "но не указано" in result["answer"] and "«Zephyr»" in result["answer"]
 
 
 @pytest.mark.parametrize(
