@@ -7,3 +7,18 @@ from django.utils.translation import gettext_lazy as _
 class KnowledgeConfig(AppConfig):
     name = "knowledge"
     verbose_name = _("Knowledge base")
+
+    def ready(self) -> None:
+        from django.db.models.signals import pre_delete
+
+        from knowledge.models import Document
+
+        pre_delete.connect(_document_deleted, sender=Document, dispatch_uid="documentstats")
+
+
+def _document_deleted(sender, instance, **kwargs) -> None:
+    """A document deleted outright (admin, its source's deletion) leaves the document-level
+    BM25 statistics while its term rows still exist."""
+    from knowledge import documentstats
+
+    documentstats.subtract([instance.pk])

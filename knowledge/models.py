@@ -224,6 +224,39 @@ class DocumentTerm(models.Model):
         return f"{self.lexeme} x{self.tf}"
 
 
+class DocumentTermStat(models.Model):
+    """How many of one source's searchable documents hold a lexeme: the document frequency of
+    document-level BM25, kept with ``knowledge_documentterm`` (``knowledge.documentstats``) so
+    that a search reads it in one index lookup instead of counting documents. Per source, like
+    ``TermStat``: a search sums the sources its user may read only."""
+
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="+")
+    lexeme = models.TextField()
+    df = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["lexeme", "source"], name="documenttermstat_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.lexeme}: {self.df}"
+
+
+class DocumentCorpusStat(models.Model):
+    """One source's searchable documents (those with a full-text vector): their number and
+    summed length (document-level BM25's N and avgdl)."""
+
+    source = models.OneToOneField(
+        Source, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    documents = models.BigIntegerField(default=0)
+    total_length = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.documents} documents"
+
+
 class DocumentVersion(models.Model):
     class Status(models.TextChoices):
         PENDING = "pending", _("Pending")

@@ -48,7 +48,10 @@ def apply_flip(turned_on: Sequence[int], turned_off: Sequence[int]) -> None:
 
 def rebuild() -> None:
     """Recompute the statistics from scratch (the migration that made them per source; tests;
-    benchmarks)."""
+    benchmarks), the document-level ones too (``knowledge.documentstats``)."""
+    from knowledge import documentstats
+
+    documentstats.rebuild()
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM knowledge_termstat")
         cursor.execute("DELETE FROM knowledge_corpusstat")

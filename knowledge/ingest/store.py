@@ -21,7 +21,7 @@ from django.db import connection, transaction
 from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
-from knowledge import synonyms, termstats
+from knowledge import documentstats, synonyms, termstats
 from knowledge.chunking import ChunkDraft
 from knowledge.embedding import Embedder
 from knowledge.ingest.registration import title_from_path
@@ -270,9 +270,13 @@ def refresh_document_vector(document_id: int) -> None:
 def refresh_document_vectors(document_ids: list[int] | None = None) -> None:
     """``refresh_document_vector`` for these documents (every document when None), in bulk:
     the full-text vector and the term counts. Row units repeat their table's rows: they are
-    left out of the document's text."""
+    left out of the document's text. The document-level statistics follow in the same
+    transaction (``knowledge.documentstats``): the documents' old rows are subtracted before
+    they go, the new ones added after."""
     only, params = ("AND d2.id = ANY(%s)", [list(document_ids)]) if document_ids else ("", [])
     some, some_params = ("WHERE document_id = ANY(%s)", params) if document_ids else ("", [])
+    if document_ids:
+        documentstats.subtract(document_ids)
     with connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM knowledge_documentterm {some}", some_params)
         cursor.execute(
@@ -304,3 +308,7 @@ def refresh_document_vectors(document_ids: list[int] | None = None) -> None:
             """,
             params,
         )
+    if document_ids:
+        documentstats.add(document_ids)
+    else:
+        documentstats.rebuild()

@@ -12,8 +12,11 @@ the document's BM25 for the named words alone (``knowledge.retrieval.names``), s
 documents about Apple win over another company's page that matches "operating expenses
 change" a little better (benchmarks/retrieval_sec.py: the right filing in the top 5).
 
-Statistics (document frequency, number and mean length of documents) are computed over the
-documents the user may read, in the query itself.
+Statistics (document frequency, number and mean length of documents) are those of the documents
+the user may read: summed over the sources they may read from the per-source statistics kept with
+the documents' term rows (``knowledge.documentstats``), two index lookups; only the candidate
+documents' rows of the question's words are read. Counting them per query instead read every row of
+each word's documents (seconds at a million chunks: benchmarks/retrieval_scale.py).
 """
 
 from __future__ import annotations
@@ -34,20 +37,20 @@ def document_bm25(
         return {}
     visible, params = "", []
     if visible_source_ids is not None:
-        visible, params = "AND d.source_id = ANY(%s)", [list(visible_source_ids)]
+        visible, params = "AND s.source_id = ANY(%s)", [list(visible_source_ids)]
+    # The same arithmetic (numeric) as counting the documents in the query did: the same scores.
     query = f"""
         WITH totals AS (
-            SELECT count(*) AS n, greatest(avg(d.lexeme_count), 1) AS avg_len
-            FROM knowledge_document d
-            WHERE d.search_vector IS NOT NULL AND d.removed_at IS NULL {visible}
+            SELECT coalesce(sum(s.documents), 0)::bigint AS n,
+                   greatest(sum(s.total_length) / nullif(sum(s.documents), 0), 1) AS avg_len
+            FROM knowledge_documentcorpusstat s
+            WHERE true {visible}
         ),
         q AS (
-            SELECT x.lexeme, (
-                SELECT count(*) FROM knowledge_documentterm t
-                JOIN knowledge_document d ON d.id = t.document_id
-                WHERE t.lexeme = x.lexeme AND d.removed_at IS NULL {visible}
-            ) AS df
-            FROM unnest(%s::text[]) AS x(lexeme)
+            SELECT s.lexeme, sum(s.df)::bigint AS df
+            FROM knowledge_documenttermstat s
+            WHERE s.lexeme = ANY(%s) {visible}
+            GROUP BY s.lexeme
         )
         SELECT t.document_id, sum(
             ln(1 + (totals.n - q.df + 0.5) / (q.df + 0.5))
@@ -62,8 +65,8 @@ def document_bm25(
     """
     args = [
         *params,  # totals
-        *params,  # each lexeme's document frequency
         list(lexemes),
+        *params,  # each lexeme's document frequency
         q.BM25_K1 + 1,
         q.BM25_K1,
         q.BM25_B,
