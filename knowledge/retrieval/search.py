@@ -217,7 +217,9 @@ def _min_score(options: SearchOptions, reranked: bool, known_share: float | None
 def _stored_models(stamp: int) -> tuple[str, ...]:
     from knowledge.models import DocumentVersion
 
-    ready = DocumentVersion.objects.filter(status=DocumentVersion.Status.READY)
+    # No ordering: the default one (document, number) would make DISTINCT join and sort every
+    # version with its document and source (0.1 s at a million chunks, once a minute).
+    ready = DocumentVersion.objects.filter(status=DocumentVersion.Status.READY).order_by()
     return tuple(sorted(set(ready.values_list("embedding_model", flat=True).distinct())))
 
 
