@@ -70,7 +70,9 @@ def _ensure_index(embedder: Embedder) -> None:
     key = (embedder.model_id, embedder.dimensions)
     if key not in _INDEXED:
         ensure_vector_index(*key)
-        _INDEXED.add(key)
+        # Remembered once committed: an index created inside a transaction that rolls back
+        # (a test's) is gone, and this process must create it again.
+        transaction.on_commit(lambda: _INDEXED.add(key))
 
 
 def forget_index(model_id: str) -> None:
