@@ -177,10 +177,12 @@ def query_terms(text: str, languages: Sequence[str]) -> tuple[list[str], list[li
         rows = cursor.fetchall()
     lexemes: set[str] = set()
     tokens: dict[int, dict[str, list[str]]] = {}
+    stop = _stop_word_positions(rows, languages)
     for position, config, alias, found in rows:
         if found is None:  # spaces and punctuation
             continue
-        lexemes.update(found)
+        if position not in stop:
+            lexemes.update(found)
         if alias not in _COMPOUND_TOKENS:
             tokens.setdefault(position, {})[config] = found
     words = []
@@ -192,6 +194,15 @@ def query_terms(text: str, languages: Sequence[str]) -> tuple[list[str], list[li
             continue
         words.append(sorted(variants))
     return sorted(lexemes), words
+
+
+def _stop_word_positions(rows: Sequence[tuple], languages: Sequence[str]) -> set[int]:
+    """Positions of the tokens a stop-word configuration drops ("in", "if", "и"): the other
+    configurations keep them as lexemes ("simple" keeps every word), and scored those would
+    be the rarest terms of an English question, matched by the few chunks indexed under
+    another configuration."""
+    configs = [c for c in _STOP_WORD_CONFIGS if c in languages]
+    return {p for p, config, _, found in rows if config in configs and found == []}
 
 
 def unknown_words(text: str, visible_source_ids: list[int] | None = None) -> list[list[str]]:

@@ -35,6 +35,17 @@ def test_the_lexemes_include_compounds_for_scoring(db):
     assert "тест-кейс" in lexemes and "тест" in lexemes
 
 
+def test_stop_words_are_not_scored_under_another_configuration(db):
+    # "simple" (and "russian" for English words) keep "in", "if", "the"; no chunk indexed in
+    # English has them, so as lexemes they were the question's rarest, heaviest terms.
+    lexemes, _ = q.query_terms("What drove the change in expenses if any?", q.LANGUAGES)
+    assert {"drove", "chang", "expens"} <= set(lexemes)
+    assert not set(lexemes) & {"in", "if", "the", "what", "any"}
+    lexemes, _ = q.query_terms("Пароль и логин в системе", q.LANGUAGES)
+    assert {"парол", "логин", "систем"} <= set(lexemes)
+    assert not set(lexemes) & {"и", "в"}
+
+
 def test_an_empty_question_has_no_terms(db):
     assert q.query_terms("  ", q.LANGUAGES) == ([], [])
     assert q.query_terms("и в на", q.LANGUAGES)[1] == []
