@@ -7,7 +7,8 @@ The lists run in SQL (``knowledge.retrieval.sql``); the maths are in ``fusion``.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
@@ -15,6 +16,7 @@ from knowledge.embedding import Embedder
 from knowledge.retrieval import fusion
 from knowledge.retrieval import sql as q
 from knowledge.retrieval.documents import add_document_evidence, add_name_evidence, document_bm25
+from knowledge.retrieval.feedback import feedback_lexemes, top_documents
 from knowledge.retrieval.names import named_words
 from knowledge.retrieval.types import Candidate
 
@@ -33,13 +35,14 @@ def rank_candidates(
     embedder: Embedder,
     options: SearchOptions,
     timings: dict[str, float],
-    stats: dict[str, float] | None = None,
+    stats: dict[str, Any] | None = None,
 ) -> list[Candidate]:
     """The candidates of the dense, lexical and sparse lists in ``scope``, each with both
     calibrated scores (fetched for those one list missed), fused, best first.
 
     ``stats`` receives ``known_share``: the share of the question's content words that some
-    searchable chunk contains (1.0 when every word is the knowledge base's vocabulary)."""
+    searchable chunk contains (1.0 when every word is the knowledge base's vocabulary), and
+    ``feedback``: the lexemes a feedback pass added (``knowledge.retrieval.feedback``)."""
     candidates: dict[int, Candidate] = {}
     k = options.candidates
     dense_vec = vector.dense[0] if vector is not None else None
@@ -50,47 +53,6 @@ def rank_candidates(
         ):
             candidates[chunk_id] = Candidate(chunk_id, dense_rank=rank, dense_score=score)
         timings["dense"] = timings.get("dense", 0) + _since(tick)
-    ceiling, avg_length = 0.0, 1.0
-    idf: dict[str, float] = {}
-    extra_lexemes: set[str] = set()
-    if "lexical" in options.lists:
-        tick = time.perf_counter()
-        lexemes, words = q.query_terms(text, q.LANGUAGES)
-        # The corpus's synonyms of the question's terms: searched for, at a lower weight, and
-        # not part of the question's ceiling (the question did not ask for those words).
-        extra = (
-            q.query_terms(" ".join(options.expansions), q.LANGUAGES)[0]
-            if options.expansions
-            else []
-        )
-        extra = [x for x in extra if x not in lexemes]
-        extra_lexemes = set(extra)
-        df, total, avg_length = q.term_stats([*lexemes, *extra], scope.visible_source_ids)
-        if stats is not None and words:
-            stats["known_share"] = sum(1 for w in words if any(df.get(x) for x in w)) / len(words)
-        idf = {x: fusion.bm25_idf(df[x], total) for x in lexemes if df.get(x)}
-        for x in extra:
-            if df.get(x):
-                idf[x] = settings.SEARCH_SYNONYM_WEIGHT * fusion.bm25_idf(df[x], total)
-        absent = fusion.bm25_idf(1, total)  # as rare as the rarest word the chunks have
-        ceiling = (q.BM25_K1 + 1) * fusion.question_ceiling(words, idf, absent)
-        rare = _candidate_lexemes(idf, df, settings.LEXICAL_CANDIDATE_BUDGET)
-        phrase = text if '"' in text else ""
-        for rank, (chunk_id, score) in enumerate(
-            q.bm25(
-                scope,
-                idf,
-                avg_length,
-                k=k,
-                candidate_lexemes=rare,
-                phrase_query=phrase,
-                prefilter=settings.LEXICAL_PREFILTER,
-            ),
-            1,
-        ):
-            c = candidates.setdefault(chunk_id, Candidate(chunk_id))
-            c.lexical_rank, c.lexical_score = rank, score
-        timings["lexical"] = timings.get("lexical", 0) + _since(tick)
     if (
         "sparse" in options.lists
         and vector is not None
@@ -104,8 +66,151 @@ def rank_candidates(
             c = candidates.setdefault(chunk_id, Candidate(chunk_id))
             c.sparse_rank, c.sparse_score = rank, score
         timings["sparse"] = timings.get("sparse", 0) + _since(tick)
+    lexical = _lexical(candidates, scope, text, options, timings, stats)
+    ranked = _score(candidates, scope, text, dense_vec, embedder, options, timings, lexical)
+    if (
+        options.feedback_docs > 0
+        and options.fusion != "rrf"
+        and lexical.own
+        and len(ranked) > 1
+        and _vocabulary_mismatch(ranked)
+    ):
+        added = _feedback(ranked, scope, options, lexical, timings)
+        if stats is not None:
+            stats["feedback"] = added
+    return ranked
+
+
+def _vocabulary_mismatch(ranked: list[Candidate]) -> bool:
+    """Whether the question is worded unlike every chunk: no candidate holds more than
+    ``KB_SEARCH_FEEDBACK_BELOW`` of the question's best possible BM25. A question repeating a
+    passage's words (most of XQuAD) is found by them and feedback would only blur its first
+    place; one asked in other words is what feedback is for."""
+    best = max((c.lexical_norm or 0.0 for c in ranked), default=0.0)
+    return best < settings.SEARCH_FEEDBACK_BELOW
+
+
+def _feedback(
+    ranked: list[Candidate],
+    scope: q.Scope,
+    options: SearchOptions,
+    lexical: _Lexical,
+    timings: dict[str, float],
+) -> list[str]:
+    """Re-order ``ranked`` in place by the best documents' distinctive words
+    (``knowledge.retrieval.feedback``): each candidate's ranking score gains its BM25 for those
+    words, at ``KB_SEARCH_FEEDBACK_WEIGHT`` of their idf, over the question's ceiling. Its
+    ``score`` (what the threshold reads) is left alone, and no candidate is added: feedback
+    re-orders what the question's own words and meaning found. Returns the words used."""
     tick = time.perf_counter()
-    _complete(candidates, dense_vec, embedder, scope, idf, avg_length, options)
+    added = feedback_lexemes(
+        top_documents(ranked, options.feedback_docs),
+        [*lexical.idf, *lexical.extra],
+        settings.SEARCH_FEEDBACK_TERMS,
+        scope.visible_source_ids,
+    )
+    if added and lexical.ceiling:
+        df, total, _ = q.term_stats(added, scope.visible_source_ids)
+        idf = {
+            x: settings.SEARCH_FEEDBACK_WEIGHT * fusion.bm25_idf(df[x], total)
+            for x in added
+            if df.get(x)
+        }
+        ids = [c.chunk_id for c in ranked]
+        scores = dict(
+            q.bm25(
+                scope, idf, lexical.avg_length, k=len(ids), candidate_lexemes=[], only_ids=ids
+            )
+            if idf
+            else []
+        )
+        for c in ranked:
+            c.fused_score += scores.get(c.chunk_id, 0.0) / lexical.ceiling
+        ranked[:] = fusion.order(ranked, by="fused_score")
+        for rank, c in enumerate(ranked, 1):
+            c.fused_rank = rank
+    timings["feedback"] = timings.get("feedback", 0) + _since(tick)
+    return added
+
+
+@dataclass
+class _Lexical:
+    """What the lexical list was scored with: idf per lexeme (the question's own and its
+    synonyms at their share), which lexemes the question asked itself, the synonyms, the
+    ceiling of a chunk's BM25 for the question, the chunks' mean length."""
+
+    idf: dict[str, float] = field(default_factory=dict)
+    own: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    ceiling: float = 0.0
+    avg_length: float = 1.0
+
+
+def _lexical(
+    candidates: dict[int, Candidate],
+    scope: q.Scope,
+    text: str,
+    options: SearchOptions,
+    timings: dict[str, float],
+    stats: dict[str, Any] | None,
+) -> _Lexical:
+    """Run the lexical list into ``candidates``: the question's lexemes at their idf and the
+    corpus's synonyms (``options.expansions``) at their share."""
+    if "lexical" not in options.lists:
+        return _Lexical()
+    tick = time.perf_counter()
+    lexemes, words = q.query_terms(text, q.LANGUAGES)
+    # The corpus's synonyms of the question's terms: searched for, at a lower weight, and
+    # not part of the question's ceiling (the question did not ask for those words).
+    extra = (
+        q.query_terms(" ".join(options.expansions), q.LANGUAGES)[0] if options.expansions else []
+    )
+    extra = [x for x in extra if x not in lexemes]
+    df, total, avg_length = q.term_stats([*lexemes, *extra], scope.visible_source_ids)
+    if stats is not None and words:
+        stats["known_share"] = sum(1 for w in words if any(df.get(x) for x in w)) / len(words)
+    idf = {x: fusion.bm25_idf(df[x], total) for x in lexemes if df.get(x)}
+    own = list(idf)
+    for x in extra:
+        if df.get(x):
+            idf[x] = settings.SEARCH_SYNONYM_WEIGHT * fusion.bm25_idf(df[x], total)
+    absent = fusion.bm25_idf(1, total)  # as rare as the rarest word the chunks have
+    ceiling = (q.BM25_K1 + 1) * fusion.question_ceiling(words, idf, absent)
+    rare = _candidate_lexemes(idf, df, settings.LEXICAL_CANDIDATE_BUDGET)
+    phrase = text if '"' in text else ""
+    for rank, (chunk_id, score) in enumerate(
+        q.bm25(
+            scope,
+            idf,
+            avg_length,
+            k=options.candidates,
+            candidate_lexemes=rare,
+            phrase_query=phrase,
+            prefilter=settings.LEXICAL_PREFILTER,
+        ),
+        1,
+    ):
+        c = candidates.setdefault(chunk_id, Candidate(chunk_id))
+        c.lexical_rank, c.lexical_score = rank, score
+    timings["lexical"] = timings.get("lexical", 0) + _since(tick)
+    return _Lexical(idf, own, extra, ceiling, avg_length)
+
+
+def _score(
+    candidates: dict[int, Candidate],
+    scope: q.Scope,
+    text: str,
+    dense_vec,
+    embedder: Embedder,
+    options: SearchOptions,
+    timings: dict[str, float],
+    lexical: _Lexical,
+) -> list[Candidate]:
+    """Both calibrated scores for every candidate, the document-level evidence, fused."""
+    tick = time.perf_counter()
+    idf = lexical.idf
+    _complete(candidates, dense_vec, embedder, scope, idf, lexical.avg_length, options)
+    ceiling = lexical.ceiling
     for c in candidates.values():
         c.lexical_norm = min(1.0, (c.lexical_score or 0.0) / ceiling) if ceiling else 0.0
         c.score = fusion.calibrated(
@@ -117,7 +222,7 @@ def rank_candidates(
     if options.document_weight > 0 and "lexical" in options.lists and idf:
         ids = {c.document_id for c in candidates.values() if c.document_id}
         # The question's own words only: a synonym is no evidence about a whole document.
-        own = [x for x in idf if x not in extra_lexemes]
+        own = lexical.own
         documents = document_bm25(sorted(ids), own, scope.visible_source_ids)
         if options.name_weight > 0:
             named = _named_evidence(text, own, sorted(ids), scope)

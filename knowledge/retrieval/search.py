@@ -48,6 +48,8 @@ class SearchOptions:
     cascade: bool = field(default_factory=lambda: settings.SEARCH_CASCADE)
     lists: tuple[str, ...] = LISTS
     synonyms: bool = True  # expand the lexical side with the corpus's synonyms
+    # The lexical list run again with the best documents' words (0: no feedback pass).
+    feedback_docs: int = field(default_factory=lambda: settings.SEARCH_FEEDBACK_DOCS)
     expansions: tuple[str, ...] = ()  # filled by search(): the synonyms used
     route: bool = True
     ef_search: int = field(default_factory=lambda: settings.HNSW_EF_SEARCH)
@@ -131,7 +133,7 @@ def search(
         scope = q.Scope(
             replace(merged, source_ids=source_ids or merged.source_ids), visible, embedder.model_id
         )
-        stats: dict[str, float] = {}
+        stats: dict = {}
         ranked = rank_candidates(scope, text or query, vector, embedder, options, timings, stats)
         ranked = _rerank(ranked, text or query, active_reranker, options, timings)
         ranked = fusion.collapse_units(ranked, q.unit_parents([c.chunk_id for c in ranked]))
@@ -154,6 +156,7 @@ def search(
             tier=tier,
             notice=notice,
             visible_source_ids=visible,
+            feedback=list(stats.get("feedback", [])),
         )
         if hits:
             best = current

@@ -1,0 +1,79 @@
+"""Pseudo-relevance feedback: the best documents' own words re-order the candidates.
+
+A question asked in other words than the page's ("we want to feed the file parser heaps of
+half-random junk") shares few words with the page, but the documents ranked first after one
+pass often include it, and their distinctive words ("фаззинг", "fuzz", "мутац") are the words
+the right chunks use. For a question no chunk matches well (``KB_SEARCH_FEEDBACK_BELOW``), the
+``n`` most distinctive lexemes of the first pass's best documents score every candidate at a
+share of their idf, added to its ranking score (``knowledge.retrieval.ranking``). No candidate
+is added and the score the threshold reads is left alone, so refusals do not move.
+
+A lexeme's weight in the feedback documents: the sum over them of its share of the document's
+length, times its document-level idf, times the number of those documents holding it (a word
+of both best documents is more telling than one of either). Lexemes of one document only in
+the whole knowledge base, numbers and words of fewer than four letters are left out.
+Off by default (``KB_SEARCH_FEEDBACK_DOCS`` 0): on kb_dev it puts three more right documents
+first, on XQuAD it lowers the MRR by half a point (README, "Retrieval").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db import connection
+
+
+def feedback_lexemes(
+    document_ids: Sequence[int],
+    exclude: Sequence[str],
+    n: int,
+    visible_source_ids: list[int] | None,
+) -> list[str]:
+    """The ``n`` most distinctive lexemes of these documents, best first, without ``exclude``
+    (the question's own lexemes and its synonyms); statistics over the documents the user may
+    read (``knowledge.documentstats``)."""
+    if not document_ids or n <= 0:
+        return []
+    visible, params = "", []
+    if visible_source_ids is not None:
+        visible, params = "AND s.source_id = ANY(%s)", [list(visible_source_ids)]
+    query = f"""
+        WITH totals AS (
+            SELECT coalesce(sum(s.documents), 0)::float8 AS n
+            FROM knowledge_documentcorpusstat s WHERE true {visible}
+        ),
+        cand AS (
+            SELECT t.lexeme, sum(t.tf::float8 / greatest(d.lexeme_count, 1)) AS share,
+                   count(*) AS docs
+            FROM knowledge_documentterm t JOIN knowledge_document d ON d.id = t.document_id
+            WHERE t.document_id = ANY(%s) AND char_length(t.lexeme) >= 4
+              AND t.lexeme ~ '[[:alpha:]]' AND NOT (t.lexeme = ANY(%s))
+            GROUP BY t.lexeme
+        ),
+        df AS (
+            SELECT s.lexeme, sum(s.df)::float8 AS df
+            FROM knowledge_documenttermstat s
+            WHERE s.lexeme IN (SELECT lexeme FROM cand) {visible}
+            GROUP BY s.lexeme
+        )
+        SELECT cand.lexeme
+        FROM cand JOIN df ON df.lexeme = cand.lexeme CROSS JOIN totals
+        WHERE df.df >= 2 AND totals.n > df.df
+        ORDER BY cand.share * ln(totals.n / df.df) * cand.docs DESC, cand.lexeme
+        LIMIT %s
+    """
+    args = [*params, list(document_ids), list(exclude), *params, n]
+    with connection.cursor() as cursor:
+        cursor.execute(query, args)
+        return [row[0] for row in cursor.fetchall()]
+
+
+def top_documents(ranked: Sequence, n: int) -> list[int]:
+    """The first ``n`` distinct documents of a ranking (candidates best first)."""
+    documents: list[int] = []
+    for c in ranked:
+        if c.document_id and c.document_id not in documents:
+            documents.append(c.document_id)
+            if len(documents) >= n:
+                break
+    return documents
