@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from knowledge.parsing.base import Block, ParsedDocument, Table
+from knowledge.tables import is_figure_table
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?…;:])\s+|\n+")
@@ -38,8 +39,10 @@ class ChunkingConfig:
     # about one row); search answers with the table piece they belong to. 0: no row units.
     row_unit_min_rows: int = 4
     rows_per_unit: int = 2
-    # Row units' vectors over their rows read as sentences (``row_sentences``), not Markdown.
+    # Row units' vectors over their rows read as sentences (``row_sentences``), not Markdown:
+    # for every table, or only for tables of figures (``knowledge.tables.is_figure_table``).
     row_sentences: bool = False
+    figure_sentences: bool = True
 
 
 @dataclass
@@ -125,7 +128,7 @@ class Chunker:
                 text = table.to_markdown(table.rows[start:end])
                 body = f"{caption}\n\n{text}" if caption else text
                 meta = {"parent_position": parent, "table_rows": [start + 1, end]}
-                if self.config.row_sentences and not draft.meta.get("checklist"):
+                if self._as_sentences(draft, table):
                     meta["embed_text"] = row_sentences(table, start, end, caption)
                 if draft.meta.get("checklist"):
                     meta["checklist"] = True
@@ -144,6 +147,16 @@ class Chunker:
                     )
                 )
         return out
+
+    def _as_sentences(self, draft: ChunkDraft, table: Table) -> bool:
+        """Whether this piece's row units are embedded as their rows read as sentences: a
+        table of figures always (``knowledge.tables``), any other table when configured; a
+        checklist's items never (each is one line already)."""
+        if draft.meta.get("checklist"):
+            return False
+        if self.config.row_sentences:
+            return True
+        return self.config.figure_sentences and is_figure_table(table)
 
     def _unit_rows(self, draft: ChunkDraft, table: Table) -> int:
         """Rows per unit for this table piece; 0: no units."""

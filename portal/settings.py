@@ -371,6 +371,8 @@ ROW_UNIT_MIN_ROWS = env_int("KB_ROW_UNIT_MIN_ROWS", 4, minimum=0)
 ROWS_PER_UNIT = env_int("KB_ROWS_PER_UNIT", 2, minimum=1)
 # Row units embedded as their rows read as sentences instead of their Markdown (off: see README).
 ROW_UNIT_SENTENCES = env_bool("KB_ROW_UNIT_SENTENCES", False)
+# ... for the row units of tables of figures (knowledge.tables), even when the above is off.
+ROW_UNIT_FIGURE_SENTENCES = env_bool("KB_ROW_UNIT_FIGURE_SENTENCES", True)
 INGEST_STALE_SECONDS = env_int("KB_INGEST_STALE_SECONDS", 300, minimum=30)
 DROP_FOLDER = env_path("KB_DROP_FOLDER", BASE_DIR / "private_knowledge")
 DROP_FOLDER_SCAN_SECONDS = env_int("KB_DROP_FOLDER_SCAN_SECONDS", 30, minimum=5)

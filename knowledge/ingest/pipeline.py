@@ -188,6 +188,7 @@ def _chunk(parsed: ParsedDocument) -> list[ChunkDraft]:
         row_unit_min_rows=settings.ROW_UNIT_MIN_ROWS,
         rows_per_unit=settings.ROWS_PER_UNIT,
         row_sentences=settings.ROW_UNIT_SENTENCES,
+        figure_sentences=settings.ROW_UNIT_FIGURE_SENTENCES,
     )
     drafts = Chunker(config).chunk(parsed)
     if not drafts:

@@ -203,6 +203,32 @@ def test_a_row_units_vector_is_computed_over_its_rows_read_as_sentences():
     assert embedded.startswith("Apple Inc. › Products\n\nNet sales by category")
     assert "iPhone: Three Months Ended July 1, 2023 $39,669;" in embedded
     assert "|" not in embedded  # not the Markdown grid
-    # Off (the default): the unit's vector is computed over its Markdown, as it is searched.
-    plain = [c for c in Chunker().chunk(document) if c.block_type == "row"]
+    # Off for tables of figures too: the unit's vector is computed over its Markdown.
+    config = ChunkingConfig(rows_per_unit=2, figure_sentences=False)
+    plain = [c for c in Chunker(config).chunk(document) if c.block_type == "row"]
     assert "| iPhone | $39,669 | $40,665 |" in embedding_text("Apple Inc.", plain[0])
+
+
+def test_row_units_of_a_table_of_figures_are_embedded_as_sentences_by_default():
+    from knowledge.ingest.pipeline import embedding_text
+
+    header = ["", "June 30, 2023", "December 31, 2022"]
+    rows = [["Inventories", "2,500", "3,742"], ["Total current assets", "$ 184,257", "—"]]
+    figures = Table(header, rows + [["Goodwill", "(1,234)", "67,886"], ["Other", "12 %", "n/a"]])
+    words = Table(
+        ["Термин", "Определение", "Пример"],
+        [[f"Термин {i}", f"что он значит {i}", f"пример {i}"] for i in range(4)],
+    )
+    document = _doc(
+        ("h", 1, "Balance sheets"), ("table", figures), ("h", 1, "Глоссарий"), ("table", words)
+    )
+    units = [c for c in Chunker().chunk(document) if c.block_type == "row"]
+    of_figures = [u for u in units if u.heading_path == ["Balance sheets"]]
+    of_words = [u for u in units if u.heading_path == ["Глоссарий"]]
+    assert len(of_figures) == 2 and len(of_words) == 2
+    embedded = embedding_text("Microsoft", of_figures[0])
+    assert "Inventories: June 30, 2023 2,500; December 31, 2022 3,742" in embedded
+    assert "|" not in embedded
+    # A table of words reads as text already: its units are embedded as they are written.
+    assert all("embed_text" not in u.meta for u in of_words)
+    assert "| Термин 0 | что он значит 0 | пример 0 |" in embedding_text("Wiki", of_words[0])

@@ -1,0 +1,51 @@
+"""Tables of figures told from tables of words by their cells (knowledge.tables)."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowledge.parsing.base import Table
+from knowledge.tables import is_figure_cell, is_figure_table
+
+
+@pytest.mark.parametrize(
+    "cell", ["$60,584", "21,213", "(265)", "$ (1,234.5)", "12 %", "9%", "1.27", "2023", "−4"]
+)
+def test_amounts_shares_and_counts_are_figures(cell):
+    assert is_figure_cell(cell)
+
+
+@pytest.mark.parametrize("cell", ["Да", "n/a", "—", "Q3 2023", "iPhone", "Менее 2%", ""])
+def test_words_and_nil_cells_are_not_figures(cell):
+    assert not is_figure_cell(cell)
+
+
+def test_a_statement_of_operations_is_a_table_of_figures():
+    table = Table(
+        ["", "Three Months Ended July 1, 2023", "Three Months Ended June 25, 2022"],
+        [
+            ["Net sales:", "", ""],
+            ["Products", "$60,584", "$63,355"],
+            ["Other income/(expense), net", "(265)", "(10)"],
+            ["Restructuring", "—", "—"],
+        ],
+    )
+    assert is_figure_table(table)
+
+
+def test_a_table_of_words_is_not_one_even_with_a_number_or_two():
+    table = Table(
+        ["Условие", "Правило 1", "Правило 2", "Правило 3"],
+        [
+            ["Состоит в браке?", "Да", "Да", "Нет"],
+            ["Хороший студент?", "Да", "Нет", "Да"],
+            ["Действия", "-", "-", "-"],
+            ["Скидка ($)", "60", "25", "50"],
+        ],
+    )
+    assert not is_figure_table(table)  # nil cells count neither way: 3 figures of 9 values
+
+
+def test_a_table_of_labels_only_is_not_a_table_of_figures():
+    assert not is_figure_table(Table(["Шаг"], [["Открыть"], ["Закрыть"]]))
+    assert not is_figure_table(Table(["A", "B"], [["x", "—"], ["y", "n/a"]]))
