@@ -432,7 +432,7 @@ SEARCH_NAME_WEIGHT = env_float("KB_SEARCH_NAME_WEIGHT", 0.05)
 SEARCH_SYNONYM_WEIGHT = env_float("KB_SEARCH_SYNONYM_WEIGHT", 0.25)
 # Pseudo-relevance feedback: the candidates re-ordered by the N most distinctive words of the
 # first pass's best documents, at a share of their idf (knowledge.retrieval.feedback). Off:
-# +3 kb_dev questions at rank 1 but XQuAD MRR -0.005 (README, "Retrieval").
+# +2 kb_dev questions at rank 1 but XQuAD MRR -0.012 (README, configuration).
 SEARCH_FEEDBACK_DOCS = env_int("KB_SEARCH_FEEDBACK_DOCS", 0, minimum=0, maximum=10)
 SEARCH_FEEDBACK_TERMS = env_int("KB_SEARCH_FEEDBACK_TERMS", 10, minimum=1, maximum=50)
 SEARCH_FEEDBACK_WEIGHT = env_float("KB_SEARCH_FEEDBACK_WEIGHT", 0.25)
