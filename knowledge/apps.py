@@ -17,8 +17,12 @@ class KnowledgeConfig(AppConfig):
 
 
 def _document_deleted(sender, instance, **kwargs) -> None:
-    """A document deleted outright (admin, its source's deletion) leaves the document-level
-    BM25 statistics while its term rows still exist."""
-    from knowledge import documentstats
+    """A document deleted outright (admin, its source's deletion) leaves the BM25 statistics
+    while its term rows and searchable chunks still exist: the document-level ones and the
+    chunk-level ones (``knowledge.termstats``)."""
+    from knowledge import documentstats, termstats
+    from knowledge.models import Chunk
 
     documentstats.subtract([instance.pk])
+    searchable = Chunk.objects.filter(document_id=instance.pk, searchable=True)
+    termstats.apply_flip([], list(searchable.values_list("pk", flat=True)))

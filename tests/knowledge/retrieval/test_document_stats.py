@@ -195,3 +195,29 @@ def test_scores_read_the_kept_statistics_and_fail_when_they_are_stale(embedder):
         )
     stale = document_bm25(ids, words, None)
     assert stale[cache.pk] != pytest.approx(before[cache.pk], rel=1e-6)
+
+
+def _chunk_stats() -> tuple[set, set]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT source_id, lexeme, df FROM knowledge_termstat WHERE df <> 0")
+        terms = set(cursor.fetchall())
+        cursor.execute(
+            "SELECT source_id, chunks, total_length FROM knowledge_corpusstat "
+            "WHERE chunks <> 0 OR total_length <> 0"
+        )
+        return terms, set(cursor.fetchall())
+
+
+def test_a_document_deleted_outright_leaves_the_chunk_level_statistics(embedder):
+    """Chunk-level BM25 statistics (``knowledge.termstats``) lose a document deleted outright
+    (the admin's delete) as they lose a removed one: they equal a rebuild from scratch."""
+    termstats.rebuild()
+    wiki = make_source("Wiki")
+    cache = add_document(wiki, "cache.md", CACHE, embedder)
+    add_document(wiki, "release.md", RELEASE, embedder)
+    before = _chunk_stats()
+    Document.objects.get(pk=cache.pk).delete()
+    kept = _chunk_stats()
+    assert kept != before
+    termstats.rebuild()
+    assert _chunk_stats() == kept
