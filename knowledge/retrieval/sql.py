@@ -255,7 +255,10 @@ def bm25(
 
     With ``prefilter`` > 0, only that many candidates are scored in full: those with the highest
     sum of the idf of the query terms they contain (a membership test per term, no unnesting of
-    the chunk's full-text vector). Term frequency only saturates on top of that sum (k1 = 1.2),
+    the chunk's full-text vector). A candidate's vector is read (detoasted and decompressed)
+    once, not once per test: the vector of a 1,500-character chunk is stored compressed, and
+    reading it again for each of a question's dozen terms was a third of the lexical list's
+    time on the demo knowledge base. Term frequency only saturates on top of that sum (k1 = 1.2),
     so the best chunks are among them; unnesting every candidate's vector was most of the time
     of a search over 100,000 chunks (benchmarks/retrieval_scale.py).
     """
@@ -280,7 +283,7 @@ def bm25(
         prefilter = max(prefilter, k)
         order = (
             "ORDER BY "
-            + " + ".join("(c.search_vector @@ %s::tsquery)::int * %s" for _ in lexemes)
+            + " + ".join("(sv.v @@ %s::tsquery)::int * %s" for _ in lexemes)
             + " DESC, c.id LIMIT %s"
         )
         for lexeme in lexemes:
@@ -288,7 +291,8 @@ def bm25(
         order_params.append(prefilter)
     query = f"""
         WITH q AS (SELECT * FROM unnest(%s::text[], %s::float8[]) AS q(lexeme, idf)),
-        cand AS (SELECT c.id, c.search_vector, c.lexeme_count FROM knowledge_chunk c
+        cand AS (SELECT c.id, sv.v AS search_vector, c.lexeme_count FROM knowledge_chunk c
+                 CROSS JOIN LATERAL (SELECT c.search_vector || ''::tsvector AS v OFFSET 0) sv
                  WHERE {condition} AND {match} {order})
         SELECT cand.id, sum(q.idf * t.tf * %s / (t.tf + %s * (1 - %s + %s * cand.lexeme_count / %s)))
         FROM cand
