@@ -27,6 +27,8 @@ from collections import Counter, defaultdict
 
 from _setup import EVAL, _free_port, percentile, setup, spawn, teardown, wait_http
 
+KEEP_ALIVE_SECONDS = 75  # as ./kb run (portal/management/commands/run.py)
+
 
 def _tokens(n: int) -> list[str]:
     from django.contrib.auth import get_user_model
@@ -119,7 +121,8 @@ def main() -> None:
     worker = spawn(["celery", "-A", "portal.celery", "worker", "--concurrency", "1"], env)
     web = spawn(
         ["uvicorn", "portal.asgi:application", "--port", str(port), "--no-access-log",
-         "--lifespan", "off", "--workers", str(args.web_workers)],
+         "--lifespan", "off", "--workers", str(args.web_workers),
+         "--timeout-keep-alive", str(KEEP_ALIVE_SECONDS)],
         env,
     )  # fmt: skip
     try:

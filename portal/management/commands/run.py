@@ -25,6 +25,8 @@ from portal.accounts import ensure_first_admin
 from portal.services_layout import acquire_services
 
 _PR_SET_PDEATHSIG = 1
+# Seconds uvicorn keeps an idle connection open (deploy/ files use the same value).
+KEEP_ALIVE_SECONDS = 75
 
 
 def _die_with_parent() -> None:
@@ -118,6 +120,10 @@ class Command(BaseCommand):
             "off",
             "--timeout-graceful-shutdown",
             "5",
+            # Longer than any client's or proxy's idle keep-alive: with uvicorn's 5 s, a client
+            # reusing a connection the server is closing gets a transport error (load.py).
+            "--timeout-keep-alive",
+            str(KEEP_ALIVE_SECONDS),
         ]
 
     def _worker_command(self) -> list[str]:
