@@ -105,15 +105,20 @@ def _lexemes(document_ids) -> list[str]:
         return [row[0] for row in cursor.fetchall()] + ["несуществующееслово"]
 
 
-def _stored_stats() -> tuple[set, set]:
+def _stored_stats(level: str = "document") -> tuple[set, set]:
+    """The non-zero rows of the document-level statistics, or of the chunk-level ones."""
+    terms, totals, count = {
+        "document": ("knowledge_documenttermstat", "knowledge_documentcorpusstat", "documents"),
+        "chunk": ("knowledge_termstat", "knowledge_corpusstat", "chunks"),
+    }[level]
     with connection.cursor() as cursor:
-        cursor.execute("SELECT source_id, lexeme, df FROM knowledge_documenttermstat WHERE df <> 0")
-        terms = set(cursor.fetchall())
+        cursor.execute(f"SELECT source_id, lexeme, df FROM {terms} WHERE df <> 0")
+        rows = set(cursor.fetchall())
         cursor.execute(
-            "SELECT source_id, documents, total_length FROM knowledge_documentcorpusstat "
-            "WHERE documents <> 0 OR total_length <> 0"
+            f"SELECT source_id, {count}, total_length FROM {totals} "
+            f"WHERE {count} <> 0 OR total_length <> 0"
         )
-        return terms, set(cursor.fetchall())
+        return rows, set(cursor.fetchall())
 
 
 def assert_same_scores(documents, readers) -> None:
@@ -197,17 +202,6 @@ def test_scores_read_the_kept_statistics_and_fail_when_they_are_stale(embedder):
     assert stale[cache.pk] != pytest.approx(before[cache.pk], rel=1e-6)
 
 
-def _chunk_stats() -> tuple[set, set]:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT source_id, lexeme, df FROM knowledge_termstat WHERE df <> 0")
-        terms = set(cursor.fetchall())
-        cursor.execute(
-            "SELECT source_id, chunks, total_length FROM knowledge_corpusstat "
-            "WHERE chunks <> 0 OR total_length <> 0"
-        )
-        return terms, set(cursor.fetchall())
-
-
 def test_a_document_deleted_outright_leaves_the_chunk_level_statistics(embedder):
     """Chunk-level BM25 statistics (``knowledge.termstats``) lose a document deleted outright
     (the admin's delete) as they lose a removed one: they equal a rebuild from scratch."""
@@ -215,9 +209,9 @@ def test_a_document_deleted_outright_leaves_the_chunk_level_statistics(embedder)
     wiki = make_source("Wiki")
     cache = add_document(wiki, "cache.md", CACHE, embedder)
     add_document(wiki, "release.md", RELEASE, embedder)
-    before = _chunk_stats()
+    before = _stored_stats("chunk")
     Document.objects.get(pk=cache.pk).delete()
-    kept = _chunk_stats()
+    kept = _stored_stats("chunk")
     assert kept != before
     termstats.rebuild()
-    assert _chunk_stats() == kept
+    assert _stored_stats("chunk") == kept
