@@ -430,14 +430,14 @@ SEARCH_DOCUMENT_WEIGHT = env_float("KB_SEARCH_DOCUMENT_WEIGHT", 0.1)
 SEARCH_NAME_WEIGHT = env_float("KB_SEARCH_NAME_WEIGHT", 0.05)
 # Weight (share of idf) of a question term's synonyms read from the documents; 0: no expansion.
 SEARCH_SYNONYM_WEIGHT = env_float("KB_SEARCH_SYNONYM_WEIGHT", 0.25)
-# Pseudo-relevance feedback: the candidates re-ordered by the N most distinctive words of the
-# first pass's best documents, at a share of their idf (knowledge.retrieval.feedback). Off:
-# +2 kb_dev questions at rank 1 but XQuAD MRR -0.012 (README, configuration).
-SEARCH_FEEDBACK_DOCS = env_int("KB_SEARCH_FEEDBACK_DOCS", 0, minimum=0, maximum=10)
-SEARCH_FEEDBACK_TERMS = env_int("KB_SEARCH_FEEDBACK_TERMS", 10, minimum=1, maximum=50)
-SEARCH_FEEDBACK_WEIGHT = env_float("KB_SEARCH_FEEDBACK_WEIGHT", 0.25)
+# Pseudo-relevance feedback (PRF): the candidates re-ordered by the N most distinctive words
+# of the first pass's best documents, at a share of their idf (knowledge.retrieval.prf).
+# Off: +2 kb_dev questions at rank 1 but XQuAD MRR -0.012 (README, configuration).
+SEARCH_PRF_DOCS = env_int("KB_SEARCH_PRF_DOCS", 0, minimum=0, maximum=10)
+SEARCH_PRF_TERMS = env_int("KB_SEARCH_PRF_TERMS", 10, minimum=1, maximum=50)
+SEARCH_PRF_WEIGHT = env_float("KB_SEARCH_PRF_WEIGHT", 0.25)
 # ... only for a question no chunk matches above this share of its best possible BM25.
-SEARCH_FEEDBACK_BELOW = env_float("KB_SEARCH_FEEDBACK_BELOW", 0.3)
+SEARCH_PRF_BELOW = env_float("KB_SEARCH_PRF_BELOW", 0.3)
 SEARCH_MIN_SCORE = env_float("KB_SEARCH_MIN_SCORE", 0.19)
 # A question whose content words the knowledge base nearly all uses needs only this score.
 SEARCH_MIN_SCORE_KNOWN = env_float("KB_SEARCH_MIN_SCORE_KNOWN", 0.16)

@@ -85,5 +85,5 @@ def result_summary(result: SearchResult) -> dict[str, Any]:
         "notice": result.notice,
         "tier": result.tier,
         "browse": result.browse,
-        "feedback_words": list(result.feedback),
+        "prf_words": list(result.prf_words),
     }

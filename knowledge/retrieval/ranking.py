@@ -16,8 +16,8 @@ from knowledge.embedding import Embedder
 from knowledge.retrieval import fusion
 from knowledge.retrieval import sql as q
 from knowledge.retrieval.documents import add_document_evidence, add_name_evidence, document_bm25
-from knowledge.retrieval.feedback import feedback_lexemes, top_documents
 from knowledge.retrieval.names import named_words
+from knowledge.retrieval.prf import prf_lexemes, top_documents
 from knowledge.retrieval.types import Candidate
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def rank_candidates(
 
     ``stats`` receives ``known_share``: the share of the question's content words that some
     searchable chunk contains (1.0 when every word is the knowledge base's vocabulary), and
-    ``feedback``: the lexemes a feedback pass added (``knowledge.retrieval.feedback``)."""
+    ``prf``: the lexemes a PRF pass re-ordered the candidates by (``knowledge.retrieval.prf``)."""
     candidates: dict[int, Candidate] = {}
     k = options.candidates
     dense_vec = vector.dense[0] if vector is not None else None
@@ -69,28 +69,28 @@ def rank_candidates(
     lexical = _lexical(candidates, scope, text, options, timings, stats)
     ranked = _score(candidates, scope, text, dense_vec, embedder, options, timings, lexical)
     if (
-        options.feedback_docs > 0
+        options.prf_docs > 0
         and options.fusion != "rrf"
         and lexical.own
         and len(ranked) > 1
         and _vocabulary_mismatch(ranked)
     ):
-        added = _feedback(ranked, scope, options, lexical, timings)
+        added = _prf(ranked, scope, options, lexical, timings)
         if stats is not None:
-            stats["feedback"] = added
+            stats["prf"] = added
     return ranked
 
 
 def _vocabulary_mismatch(ranked: list[Candidate]) -> bool:
     """Whether the question is worded unlike every chunk: no candidate holds more than
-    ``KB_SEARCH_FEEDBACK_BELOW`` of the question's best possible BM25. A question repeating a
-    passage's words (most of XQuAD) is found by them and feedback would only blur its first
-    place; one asked in other words is what feedback is for."""
+    ``KB_SEARCH_PRF_BELOW`` of the question's best possible BM25. A question repeating a
+    passage's words (most of XQuAD) is found by them and the expansion would only blur its
+    first place; one asked in other words is what it is for."""
     best = max((c.lexical_norm or 0.0 for c in ranked), default=0.0)
-    return best < settings.SEARCH_FEEDBACK_BELOW
+    return best < settings.SEARCH_PRF_BELOW
 
 
-def _feedback(
+def _prf(
     ranked: list[Candidate],
     scope: q.Scope,
     options: SearchOptions,
@@ -98,29 +98,27 @@ def _feedback(
     timings: dict[str, float],
 ) -> list[str]:
     """Re-order ``ranked`` in place by the best documents' distinctive words
-    (``knowledge.retrieval.feedback``): each candidate's ranking score gains its BM25 for those
-    words, at ``KB_SEARCH_FEEDBACK_WEIGHT`` of their idf, over the question's ceiling. Its
-    ``score`` (what the threshold reads) is left alone, and no candidate is added: feedback
-    re-orders what the question's own words and meaning found. Returns the words used."""
+    (``knowledge.retrieval.prf``): each candidate's ranking score gains its BM25 for those
+    words, at ``KB_SEARCH_PRF_WEIGHT`` of their idf, over the question's ceiling. Its
+    ``score`` (what the threshold reads) is left alone, and no candidate is added: the
+    expansion re-orders what the question's own words and meaning found. Returns the words used."""
     tick = time.perf_counter()
-    added = feedback_lexemes(
-        top_documents(ranked, options.feedback_docs),
+    added = prf_lexemes(
+        top_documents(ranked, options.prf_docs),
         [*lexical.idf, *lexical.extra],
-        settings.SEARCH_FEEDBACK_TERMS,
+        settings.SEARCH_PRF_TERMS,
         scope.visible_source_ids,
     )
     if added and lexical.ceiling:
         df, total, _ = q.term_stats(added, scope.visible_source_ids)
         idf = {
-            x: settings.SEARCH_FEEDBACK_WEIGHT * fusion.bm25_idf(df[x], total)
+            x: settings.SEARCH_PRF_WEIGHT * fusion.bm25_idf(df[x], total)
             for x in added
             if df.get(x)
         }
         ids = [c.chunk_id for c in ranked]
         scores = dict(
-            q.bm25(
-                scope, idf, lexical.avg_length, k=len(ids), candidate_lexemes=[], only_ids=ids
-            )
+            q.bm25(scope, idf, lexical.avg_length, k=len(ids), candidate_lexemes=[], only_ids=ids)
             if idf
             else []
         )
@@ -129,7 +127,7 @@ def _feedback(
         ranked[:] = fusion.order(ranked, by="fused_score")
         for rank, c in enumerate(ranked, 1):
             c.fused_rank = rank
-    timings["feedback"] = timings.get("feedback", 0) + _since(tick)
+    timings["prf"] = timings.get("prf", 0) + _since(tick)
     return added
 
 

@@ -48,8 +48,8 @@ class SearchOptions:
     cascade: bool = field(default_factory=lambda: settings.SEARCH_CASCADE)
     lists: tuple[str, ...] = LISTS
     synonyms: bool = True  # expand the lexical side with the corpus's synonyms
-    # The lexical list run again with the best documents' words (0: no feedback pass).
-    feedback_docs: int = field(default_factory=lambda: settings.SEARCH_FEEDBACK_DOCS)
+    # The candidates re-ordered by the best documents' words (0: no PRF pass).
+    prf_docs: int = field(default_factory=lambda: settings.SEARCH_PRF_DOCS)
     expansions: tuple[str, ...] = ()  # filled by search(): the synonyms used
     route: bool = True
     ef_search: int = field(default_factory=lambda: settings.HNSW_EF_SEARCH)
@@ -156,7 +156,7 @@ def search(
             tier=tier,
             notice=notice,
             visible_source_ids=visible,
-            feedback=list(stats.get("feedback", [])),
+            prf_words=list(stats.get("prf", [])),
         )
         if hits:
             best = current

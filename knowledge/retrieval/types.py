@@ -86,9 +86,9 @@ class SearchResult:
     # The sources the user may read (None: every source): statistics over the evidence (the
     # answerability check) must count these only, as the search did.
     visible_source_ids: list[int] | None = None
-    # Lexemes of the best documents the lexical list was run again with (pseudo-relevance
-    # feedback, ``knowledge.retrieval.feedback``); empty when there was no feedback pass.
-    feedback: list[str] = field(default_factory=list)
+    # Lexemes of the best documents the candidates were re-ordered by (query expansion from
+    # the first results, PRF: ``knowledge.retrieval.prf``); empty when there was no PRF pass.
+    prf_words: list[str] = field(default_factory=list)
 
     @property
     def found(self) -> bool:

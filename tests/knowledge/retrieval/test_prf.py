@@ -1,4 +1,4 @@
-"""Pseudo-relevance feedback (``knowledge.retrieval.feedback``): the lexical list run again with
+"""Query expansion from the first results, PRF (``knowledge.retrieval.prf``): the lexical list run again with
 the best documents' distinctive words raises the chunks written in that document's vocabulary;
 the question's ceiling, and so its threshold, does not move."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.retrieval.feedback import feedback_lexemes
+from knowledge.retrieval.prf import prf_lexemes
 from knowledge.retrieval.search import SearchOptions, search
 from tests.knowledge.retrieval.conftest import add_document, make_source
 
@@ -60,7 +60,7 @@ def _knowledge_base(embedder):
     return source
 
 
-def _lexical(feedback_docs: int):
+def _lexical(prf_docs: int):
     options = SearchOptions(
         k=10,
         per_document=10,
@@ -68,7 +68,7 @@ def _lexical(feedback_docs: int):
         cascade=False,
         lists=("lexical",),
         document_weight=0.0,
-        feedback_docs=feedback_docs,
+        prf_docs=prf_docs,
     )
     return search(QUESTION, options=options)
 
@@ -80,44 +80,44 @@ def _order(result) -> list[str]:
     return [" / ".join(sections[h.chunk_id]) for h in result.hits]
 
 
-def test_feedback_raises_the_chunk_written_in_the_best_documents_words(embedder, settings):
-    settings.SEARCH_FEEDBACK_TERMS = 5
-    settings.SEARCH_FEEDBACK_WEIGHT = 0.5
-    settings.SEARCH_FEEDBACK_BELOW = 1.0  # every question counts as worded unlike the pages
+def test_prf_raises_the_chunk_written_in_the_best_documents_words(embedder, settings):
+    settings.SEARCH_PRF_TERMS = 5
+    settings.SEARCH_PRF_WEIGHT = 0.5
+    settings.SEARCH_PRF_BELOW = 1.0  # every question counts as worded unlike the pages
     _knowledge_base(embedder)
 
     plain = _lexical(0)
-    assert plain.feedback == []
-    # Without feedback the configuration page's chunk ("парсер", "данные") outranks the fuzzing
+    assert plain.prf_words == []
+    # Without PRF the configuration page's chunk ("парсер", "данные") outranks the fuzzing
     # page's second chunk ("данные" only, in the fuzzing page's own words otherwise).
     order = _order(plain)
     assert order.index("Конфигурация / Чтение") < order.index("Фаззинг / Как запускают")
 
     fed = _lexical(2)
-    assert any(word.startswith("фаззер") or word.startswith("корпус") for word in fed.feedback)
+    assert any(word.startswith("фаззер") or word.startswith("корпус") for word in fed.prf_words)
     order = _order(fed)
     assert order[0] == "Фаззинг / Что это"
     assert order.index("Фаззинг / Как запускают") < order.index("Конфигурация / Чтение")
-    # Feedback re-orders only: every chunk keeps the score the threshold reads.
+    # PRF re-orders only: every chunk keeps the score the threshold reads.
     scores = {h.chunk_id: h.score for h in plain.hits}
     assert {h.chunk_id: h.score for h in fed.hits} == pytest.approx(scores)
 
 
-def test_no_feedback_for_a_question_a_chunk_already_matches(embedder, settings):
-    settings.SEARCH_FEEDBACK_BELOW = 0.05  # the fuzzing page's first chunk matches far better
+def test_no_prf_for_a_question_a_chunk_already_matches(embedder, settings):
+    settings.SEARCH_PRF_BELOW = 0.05  # the fuzzing page's first chunk matches far better
     _knowledge_base(embedder)
-    assert _lexical(2).feedback == []
+    assert _lexical(2).prf_words == []
 
 
-def test_feedback_words_leave_out_the_questions_words_and_one_document_words(embedder):
+def test_prf_words_leave_out_the_questions_words_and_one_document_words(embedder):
     from knowledge.models import Document
 
     source = _knowledge_base(embedder)
     fuzzing = Document.objects.get(path="fuzzing.md").pk
-    words = feedback_lexemes([fuzzing], ["парсер"], 10, None)
+    words = prf_lexemes([fuzzing], ["парсер"], 10, None)
     assert "парсер" not in words
     assert "фаззер" in words  # in both fuzzing pages: distinctive, not unique
     # "ночь" is in the fuzzing page only: too rare to tell anything about other pages;
-    # "ключ" is in the configuration page, which is not a feedback document.
+    # "ключ" is in the configuration page, which is not among the best documents.
     assert not any(w.startswith("ноч") or w.startswith("ключ") for w in words)
-    assert feedback_lexemes([fuzzing], [], 10, [source.pk + 1000]) == []
+    assert prf_lexemes([fuzzing], [], 10, [source.pk + 1000]) == []

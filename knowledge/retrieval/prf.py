@@ -1,18 +1,19 @@
-"""Pseudo-relevance feedback: the best documents' own words re-order the candidates.
+"""Query expansion from the first results (PRF): the best documents' own words re-order
+the candidates.
 
 A question asked in other words than the page's ("we want to feed the file parser heaps of
 half-random junk") shares few words with the page, but the documents ranked first after one
 pass often include it, and their distinctive words ("фаззинг", "fuzz", "мутац") are the words
-the right chunks use. For a question no chunk matches well (``KB_SEARCH_FEEDBACK_BELOW``), the
+the right chunks use. For a question no chunk matches well (``KB_SEARCH_PRF_BELOW``), the
 ``n`` most distinctive lexemes of the first pass's best documents score every candidate at a
 share of their idf, added to its ranking score (``knowledge.retrieval.ranking``). No candidate
 is added and the score the threshold reads is left alone, so refusals do not move.
 
-A lexeme's weight in the feedback documents: the sum over them of its share of the document's
+A lexeme's weight in those best documents: the sum over them of its share of the document's
 length, times its document-level idf, times the number of those documents holding it (a word
 of both best documents is more telling than one of either). Lexemes of one document only in
 the whole knowledge base, numbers and words of fewer than four letters are left out.
-Off by default (``KB_SEARCH_FEEDBACK_DOCS`` 0): on kb_dev it puts two more right documents
+Off by default (``KB_SEARCH_PRF_DOCS`` 0): on kb_dev it puts two more right documents
 first, on XQuAD it lowers the MRR by 0.012 (README, configuration).
 """
 
@@ -23,7 +24,7 @@ from collections.abc import Sequence
 from django.db import connection
 
 
-def feedback_lexemes(
+def prf_lexemes(
     document_ids: Sequence[int],
     exclude: Sequence[str],
     n: int,
