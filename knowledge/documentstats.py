@@ -76,7 +76,7 @@ def rebuild() -> None:
 def stats(
     lexemes: Sequence[str], visible_source_ids: list[int] | None
 ) -> tuple[dict[str, int], int, float]:
-    """(document frequency per lexeme, number of documents, mean length (at least 1)) over the
+    """(document frequency per lexeme, number of documents, their total length) over the
     sources the user may read (None: every source), in two index lookups."""
     only, params = "", []
     if visible_source_ids is not None:
