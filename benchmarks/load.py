@@ -27,8 +27,6 @@ from collections import Counter, defaultdict
 
 from _setup import EVAL, _free_port, percentile, setup, spawn, teardown, wait_http
 
-KEEP_ALIVE_SECONDS = 75  # as ./kb run (portal/management/commands/run.py)
-
 
 def _tokens(n: int) -> list[str]:
     from django.contrib.auth import get_user_model
@@ -104,6 +102,7 @@ def main() -> None:
     os.environ["KB_RATE_ASK_PER_MINUTE"] = os.environ["KB_RATE_SEARCH_PER_MINUTE"] = "100000"
     setup("load", fresh=not args.reuse)
     from knowledge.demo import ingest_demo_now
+    from portal.management.commands import run  # the keep-alive ./kb run uses
 
     started = time.perf_counter()
     files = ingest_demo_now()
@@ -122,7 +121,7 @@ def main() -> None:
     web = spawn(
         ["uvicorn", "portal.asgi:application", "--port", str(port), "--no-access-log",
          "--lifespan", "off", "--workers", str(args.web_workers),
-         "--timeout-keep-alive", str(KEEP_ALIVE_SECONDS)],
+         "--timeout-keep-alive", str(run.KEEP_ALIVE_SECONDS)],
         env,
     )  # fmt: skip
     try:
