@@ -4,8 +4,11 @@ The whole wiki (238 Markdown pages) is ingested end to end into an empty knowled
 ``ingest`` management command (registration, parse, chunk, embed, store, in this process). Then
 the very texts the model saw (each chunk's embedding text) are embedded once more with the same
 model and batch size, with nothing else around it: that is the physical floor. Prints pages/s,
-chunks/s, peak RSS and the ratio of total ingest time to that bare embedding time (goal <= 1.2),
-plus where the rest of the time went (the per-stage timings each version records).
+chunks/s, peak RSS and the ratio of total ingest time to that bare embedding time (goal <= 1.1,
+issue 17), plus the per-stage timings each version records. The model works in a thread of its
+own while the files are parsed and stored (``knowledge.ingest.many``), so the stages overlap;
+``embed_s`` is a version's share of the model calls that held its chunks, and their sum over
+the total time says how busy the model was.
 
 The machine is shared, so wall-clock figures move with the load; the CPU seconds of this process
 plus its PostgreSQL backend are printed too, and the CPU ratio is the steadier one.
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import resource
 import shutil
 import sys
@@ -73,6 +77,7 @@ def wiki_folder(pages: int | None, scratch: Path) -> Path:
 
 
 def ingest_wiki(folder: Path, profile: bool, jobs: int) -> tuple[dict, float]:
+    """``manage.py ingest`` of the folder (``jobs`` 0: the command's default); summary, seconds."""
     from django.core.management import call_command
 
     out = io.StringIO()
@@ -83,7 +88,7 @@ def ingest_wiki(folder: Path, profile: bool, jobs: int) -> tuple[dict, float]:
         profiler = cProfile.Profile()
         profiler.enable()
     started = time.perf_counter()
-    options = {"jobs": jobs} if jobs != 1 else {}
+    options = {"jobs": jobs} if jobs else {}
     call_command("ingest", str(folder), source="QA Bible", json=True, stdout=out, **options)
     elapsed = time.perf_counter() - started
     if profiler is not None:
@@ -132,7 +137,9 @@ def bare_embedding_seconds(embedder) -> tuple[float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pages", type=int, default=0, help="only the first N pages")
-    parser.add_argument("--jobs", type=int, default=1, help="manage.py ingest --jobs")
+    parser.add_argument(
+        "--jobs", type=int, default=0, help="manage.py ingest --jobs (default: its own)"
+    )
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
     setup("ingest")
@@ -143,6 +150,7 @@ def main() -> None:
     embedder.embed_documents(["warm-up"])
     load_s = time.perf_counter() - loading
     clock = CpuClock()
+    load_before = f"{os.getloadavg()[0]:.2f}"
 
     with tempfile.TemporaryDirectory() as scratch:
         folder = wiki_folder(args.pages, Path(scratch))
@@ -163,31 +171,31 @@ def main() -> None:
 
     print(
         f"\nQA Bible wiki: {pages} pages, {words} words -> {chunks} chunks, "
-        f"model {embedder.model_id}, manage.py ingest --jobs {args.jobs}"
+        f"model {embedder.model_id}, manage.py ingest --jobs {args.jobs or 'default'}"
     )
     print(
         f"  status: {summary['ready']} ready, {summary['failed']} failed, "
         f"{summary['refused']} refused"
     )
+    print(f"  load average at the start and the end: {load_before} / {os.getloadavg()[0]:.2f}")
     print(f"  model load (once per process, not counted): {load_s:.1f} s")
     print(f"  ingest total           {total_s:8.1f} s")
     for key in ("parse_s", "chunk_s", "embed_s", "store_s"):
         print(f"    {key:<20} {stages.get(key, 0.0):8.1f} s  (sum of the per-version timings)")
-    if args.jobs == 1:  # with more jobs the stages of different files overlap
-        other = total_s - sum(stages.values())
-        print(f"    {'other (register...)':<20} {other:8.1f} s")
+    # The stages overlap the model's work: the model's share of the total is what matters.
+    print(f"    model busy           {stages.get('embed_s', 0.0) / total_s:8.1%} of the total")
     print(f"  bare embedding         {bare_s:8.1f} s  ({texts} texts, same model and batches)")
     print(f"  pages/s   {pages / total_s:8.2f}")
     print(f"  chunks/s  {chunks / total_s:8.2f}")
     print(f"  peak RSS  {peak_mb:8.0f} MB (this process; PostgreSQL runs apart)")
     ratio = total_s / bare_s if bare_s else float("inf")
-    print(f"  ratio total / bare embedding (wall): {ratio:.3f} (goal <= 1.2)")
+    print(f"  ratio total / bare embedding (wall): {ratio:.3f} (goal <= 1.1)")
     print(
         f"  CPU: ingest {cpu_ingest:.1f} s here + {cpu_db:.1f} s in PostgreSQL; "
         f"bare embedding {cpu_bare:.1f} s"
     )
     cpu_ratio = (cpu_ingest + cpu_db) / cpu_bare if cpu_bare else float("inf")
-    print(f"  ratio total / bare embedding (CPU):  {cpu_ratio:.3f} (goal <= 1.2)")
+    print(f"  ratio total / bare embedding (CPU):  {cpu_ratio:.3f} (goal <= 1.1)")
     teardown()
 
 

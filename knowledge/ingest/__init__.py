@@ -4,7 +4,10 @@
 - ``batch``: planning many files (a folder, a history of versions in ORDER.txt order);
 - ``files``: which files of a folder are documents; ``storage``: the stored original bytes;
 - ``pipeline``: parse, chunk, embed and store one version (``ingest_version``), the single
-  service behind the upload button, ``manage.py ingest``, the drop folder and the sources;
+  service behind the upload button, the drop folder and the sources' tasks;
+- ``many``: many versions in one process (``manage.py ingest``, ``source sync``, the demo
+  loader) through the same stages, around one model thread (``embed_queue``) that fills each
+  model call with the chunks of several versions;
 - ``store``: chunks and vectors written, the searchable set flipped with the BM25 statistics;
 - ``dropfolder``: the drop folder's scan; ``maintenance``: stalled-ingest recovery;
   ``reembed``: switching the knowledge base to another embedding model.

@@ -28,6 +28,7 @@ from knowledge.chunking import ChunkDraft, Chunker, ChunkingConfig
 from knowledge.embedding import (
     Embedder,
     EmbeddingModelMismatch,
+    Embeddings,
     EmbeddingUnavailable,
     get_embedder,
 )
@@ -38,7 +39,16 @@ from knowledge.parsing.base import ParsedDocument, ParseError
 from knowledge.parsing.registry import parse_document
 from knowledge.vector_index import check_dimensions
 
-__all__ = ["ClaimLost", "IngestResult", "claim_version", "ingest_version", "refresh_searchable"]
+__all__ = [
+    "ClaimLost",
+    "IngestResult",
+    "Started",
+    "claim_version",
+    "finish_version",
+    "ingest_version",
+    "refresh_searchable",
+    "start_version",
+]
 
 logger = logging.getLogger(__name__)
 Status = DocumentVersion.Status
@@ -89,6 +99,30 @@ def _beat(version_id: int, token: str, **fields) -> None:
         raise ClaimLost(version_id)
 
 
+@dataclass
+class Started:
+    """A version claimed, parsed and chunked: what is left is its vectors and the store.
+
+    ``dense``/``sparse`` hold the vectors reused from an earlier version of the document;
+    ``todo`` lists the drafts whose vectors are still to compute (``todo_texts``).
+    """
+
+    version: DocumentVersion
+    token: str
+    parsed: ParsedDocument
+    drafts: list[ChunkDraft]
+    texts: list[str]
+    keys: list[str]
+    dense: list
+    sparse: list
+    todo: list[int]
+    timings: dict[str, float]
+
+    @property
+    def todo_texts(self) -> list[str]:
+        return [self.texts[i] for i in self.todo]
+
+
 def ingest_version(
     version_id: int,
     *,
@@ -96,45 +130,123 @@ def ingest_version(
     progress: Progress | None = None,
     embedder: Embedder | None = None,
 ) -> IngestResult:
-    """Parse, chunk, embed and store one version; the single service behind every entry point."""
+    """Parse, chunk, embed and store one version; the single service behind every entry point.
+
+    Many versions in one process go through ``knowledge.ingest.many.ingest_versions``, which
+    runs the same stages (``start_version``, ``finish_version``) around a shared model.
+    """
+    report = progress or (lambda percent, stage: None)
+    started = start_version(version_id, force=force, embedder=embedder)
+    if isinstance(started, IngestResult):
+        return started
+    report(10, "embedding")
+    try:
+        embedder = embedder or get_embedder()
+        _timed(started.timings, "embed_s", lambda: _embed(started, embedder, report))
+    except Exception as exc:
+        return fail_started(started, exc)
+    return finish_version(started, embedder, report)
+
+
+def start_version(
+    version_id: int, *, force: bool = False, embedder: Embedder | None = None
+) -> Started | IngestResult:
+    """Claim, parse and chunk a version and look up its reusable vectors; an IngestResult
+    instead when it is claimed elsewhere or fails here (recorded on the version)."""
     token = claim_version(version_id, force=force)
     if token is None:
         return IngestResult(version_id, "skipped")
     version = DocumentVersion.objects.select_related("document").defer("parsed").get(pk=version_id)
-    report = progress or (lambda percent, stage: None)
     timings: dict[str, float] = {}
     try:
         parsed = _timed(timings, "parse_s", lambda: _parse(version))
         drafts = _timed(timings, "chunk_s", lambda: _chunk(parsed))
         _save_parsed(version, token, parsed, drafts)
-        report(10, "embedding")
         embedder = embedder or get_embedder()
-        vectors = _timed(
-            timings, "embed_s", lambda: _embed(version, token, parsed, drafts, embedder, report)
-        )
+        texts = [embedding_text(parsed.title or version.document.title, d) for d in drafts]
+        keys = [embed_key(t) for t in texts]
+        known = reusable_vectors(version.document_id, embedder.model_id, keys)
+    except Exception as exc:
+        return _failed(version_id, token, exc, timings)
+    return Started(
+        version,
+        token,
+        parsed,
+        drafts,
+        texts,
+        keys,
+        dense=[known[k][0] if k in known else None for k in keys],
+        sparse=[known[k][1] if k in known else None for k in keys],
+        todo=[i for i, k in enumerate(keys) if k not in known],
+        timings=timings,
+    )
+
+
+def add_vectors(started: Started, first: int, output: Embeddings, model_id: str) -> int:
+    """Put ``output`` (the vectors of ``todo[first:]``, in order) in place; beats the version's
+    heartbeat and progress. Returns the version's percent done."""
+    if first == 0 and len(output.dense):
+        check_dimensions(model_id, int(output.dense.shape[1]))
+    part = started.todo[first : first + len(output.dense)]
+    weights = output.sparse or [None] * len(part)
+    for i, vector, weight in zip(part, output.dense, weights, strict=True):
+        started.dense[i], started.sparse[i] = vector, weight
+    return beat_progress(started, first + len(part))
+
+
+def beat_progress(started: Started, embedded: int) -> int:
+    """Heartbeat and progress of a version ``embedded`` of whose todo texts have vectors;
+    ClaimLost when another run owns it now. Returns the percent recorded."""
+    percent = 10 + int(85 * embedded / max(1, len(started.todo)))
+    _beat(started.version.pk, started.token, progress=percent)
+    return percent
+
+
+def finish_version(
+    started: Started, embedder: Embedder, report: Progress | None = None
+) -> IngestResult:
+    """Store a version whose vectors are all in (one transaction) and make it ready."""
+    try:
+        vectors = (started.dense, started.sparse, started.keys)
         # Records store_s itself: the timings go out with the version's last update.
-        store_chunks(version, token, parsed, drafts, vectors, embedder, timings)
+        store_chunks(
+            started.version,
+            started.token,
+            started.parsed,
+            started.drafts,
+            vectors,
+            embedder,
+            started.timings,
+        )
+    except Exception as exc:
+        return fail_started(started, exc)
+    if report is not None:
         report(100, "ready")
-        return IngestResult(version_id, "ready", len(drafts), timings=timings)
-    except ClaimLost:
+    return IngestResult(started.version.pk, "ready", len(started.drafts), timings=started.timings)
+
+
+def fail_started(started: Started, exc: Exception) -> IngestResult:
+    """Record why a started version failed (see ``_failed``)."""
+    return _failed(started.version.pk, started.token, exc, started.timings)
+
+
+def _failed(version_id: int, token: str, exc: Exception, timings: dict[str, float]) -> IngestResult:
+    """The version's outcome for an error of any stage, recorded on it; transient errors
+    (the database went away) hand the version back and are raised again."""
+    if isinstance(exc, ClaimLost):
         logger.warning(
             "version %s was claimed by another run; this run's work is dropped", version_id
         )
         return IngestResult(version_id, "skipped")
-    except ParseError as exc:
-        _fail(version_id, token, str(exc), timings)
-        return IngestResult(version_id, "failed", error=str(exc), timings=timings)
-    except EmbeddingModelMismatch as exc:
+    if isinstance(exc, ParseError):
+        message = str(exc)
+    elif isinstance(exc, EmbeddingModelMismatch):
         message = f"Not indexed: {exc}."
-        _fail(version_id, token, message, timings)
-        return IngestResult(version_id, "failed", error=message, timings=timings)
-    except EmbeddingUnavailable as exc:
+    elif isinstance(exc, EmbeddingUnavailable):
         # Nothing was stored: the chunks and their vectors are written together after the last
         # batch, so a server that stops mid-document leaves nothing half-embedded searchable.
         message = f"Not indexed: {exc}. Reindex it once the embeddings server is back."
-        _fail(version_id, token, message, timings)
-        return IngestResult(version_id, "failed", error=message, timings=timings)
-    except MemoryError:
+    elif isinstance(exc, MemoryError):
         _fail(
             version_id,
             token,
@@ -142,17 +254,22 @@ def ingest_version(
             timings,
         )
         return IngestResult(version_id, "failed", error="out of memory", timings=timings)
-    except TRANSIENT_ERRORS:
+    elif isinstance(exc, TRANSIENT_ERRORS):
         # Give the version back so the retry (or the stall recovery) can claim it again.
-        DocumentVersion.objects.filter(pk=version_id, claim_token=token).update(
-            status=Status.PENDING, stage="waiting to retry", claim_token=""
-        )
-        raise
-    except Exception as exc:
-        logger.exception("ingest of version %s failed", version_id)
+        give_back(version_id, token)
+        raise exc
+    else:
+        logger.exception("ingest of version %s failed", version_id, exc_info=exc)
         message = f"Internal error while indexing ({type(exc).__name__}); the administrators can see the log"
-        _fail(version_id, token, message, timings)
-        return IngestResult(version_id, "failed", error=message, timings=timings)
+    _fail(version_id, token, message, timings)
+    return IngestResult(version_id, "failed", error=message, timings=timings)
+
+
+def give_back(version_id: int, token: str) -> None:
+    """Hand a claimed version back (pending) for a later run to claim."""
+    DocumentVersion.objects.filter(pk=version_id, claim_token=token).update(
+        status=Status.PENDING, stage="waiting to retry", claim_token=""
+    )
 
 
 def _transient_errors() -> tuple[type[BaseException], ...]:
@@ -231,29 +348,14 @@ def embed_key(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()
 
 
-def _embed(version, token, parsed, drafts, embedder: Embedder, report: Progress):
-    """Vectors for every draft: reused from an earlier version of the document where the
-    embedded text is the same (a new version of a long document changes a few sections), the
-    rest computed in batches. Returns (dense, sparse, keys)."""
+def _embed(started: Started, embedder: Embedder, report: Progress) -> None:
+    """The vectors not reused from an earlier version of the document (a new version of a long
+    document changes a few sections), computed in batches of EMBED_BATCH."""
     batch = settings.EMBED_BATCH
-    texts = [embedding_text(parsed.title or version.document.title, d) for d in drafts]
-    keys = [embed_key(t) for t in texts]
-    known = reusable_vectors(version.document_id, embedder.model_id, keys)
-    dense: list = [known[k][0] if k in known else None for k in keys]
-    sparse: list = [known[k][1] if k in known else None for k in keys]
-    todo = [i for i, k in enumerate(keys) if k not in known]
-    for start in range(0, len(todo), batch):
-        part = todo[start : start + batch]
-        output = embedder.embed_documents([texts[i] for i in part])
-        if start == 0:
-            check_dimensions(embedder.model_id, int(output.dense.shape[1]))
-        weights = output.sparse or [None] * len(part)
-        for i, vector, weight in zip(part, output.dense, weights, strict=True):
-            dense[i], sparse[i] = vector, weight
-        percent = 10 + int(85 * min(len(todo), start + batch) / len(todo))
-        _beat(version.pk, token, progress=percent)
-        report(percent, "embedding")
-    return dense, sparse, keys
+    texts = started.todo_texts
+    for first in range(0, len(texts), batch):
+        output = embedder.embed_documents(texts[first : first + batch])
+        report(add_vectors(started, first, output, embedder.model_id), "embedding")
 
 
 def _fail(version_id: int, token: str, message: str, timings: dict[str, float]) -> None:

@@ -1,33 +1,35 @@
 """``manage.py ingest PATH... [--source NAME] [--json] [--versions] [--jobs N]``.
 
 Registers files and folders through the same service as the upload button and runs the same
-ingest service in this process (no worker needed), with a progress bar. ``--jobs 2`` ingests
-two files at once, so that one file's parsing and storing overlap the other's embedding.
+ingest stages in this process (no worker needed), with a progress bar. One thread owns the
+embedding model and fills each of its calls with the chunks of several files, while the files
+are parsed and stored around it (``knowledge.ingest.many``); ``--jobs 2`` parses and stores in
+two threads.
 """
 
 from __future__ import annotations
 
 import json
-import queue
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connections
 from django.utils.translation import gettext as _
 from tqdm import tqdm
 
-from knowledge.embedding import get_embedder
 from knowledge.ingest.batch import plan_files, register_planned
-from knowledge.ingest.pipeline import ingest_version
+from knowledge.ingest.many import ingest_versions
+from knowledge.ingest.pipeline import IngestResult
 from knowledge.ingest.registration import Registration, get_or_create_source
 from knowledge.models import DocumentVersion, Source
 
 
 class Command(BaseCommand):
     help = "Ingest files and folders into the knowledge base (in this process) and report."
+    # Tests hand in an embedder object (a small real model built in the test).
+    stealth_options = ("embedder",)
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("paths", nargs="+", type=Path)
@@ -47,8 +49,9 @@ class Command(BaseCommand):
             "--jobs",
             type=int,
             default=1,
-            help="files ingested at once (2 overlaps one file's parsing and storing with "
-            "another's embedding); every version is registered first, in order",
+            help="threads parsing and storing files (the model, in a thread of its own, embeds "
+            "the chunks of several files per call either way); every version is registered "
+            "first, in order",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -67,6 +70,7 @@ class Command(BaseCommand):
             force=options["force"],
             quiet=options["json"],
             jobs=max(1, options["jobs"]),
+            embedder=options.get("embedder"),
         )
         summary = self._summary(source, rows, time.perf_counter() - started)
         if options["json"]:
@@ -87,10 +91,10 @@ class Command(BaseCommand):
         return source
 
     def _run(
-        self, source: Source, planned, *, force: bool, quiet: bool, jobs: int
+        self, source: Source, planned, *, force: bool, quiet: bool, jobs: int, embedder=None
     ) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = [{} for _item in planned]
-        waiting: list[tuple[int, dict[str, Any], Registration]] = []
+        waiting: dict[int, tuple[int, dict[str, Any], Registration]] = {}
         bar = tqdm(total=len(planned), unit="file", disable=quiet, dynamic_ncols=True)
         for i, item in enumerate(planned):
             row: dict[str, Any] = {"file": str(item.path), "document": item.document_path}
@@ -98,16 +102,21 @@ class Command(BaseCommand):
                 rows[i] = {**row, "status": "refused", "error": item.problem, "created": False}
                 bar.update()
                 continue
-            # Registered in the planned order, so a series' version numbers follow it.
+            # Every file registered first, in the planned order, so a series' version numbers
+            # follow it whatever order the versions end in.
             registration = register_planned(source, item, via="cli", enqueue=False)
-            if jobs > 1:
-                waiting.append((i, row, registration))
-                continue
-            bar.set_postfix_str(item.path.name[-40:])
-            rows[i] = _ingest(row, registration, force=force)
-            bar.update()
-        if waiting:
-            _ingest_in_threads(waiting, rows, jobs=jobs, force=force, bar=bar)
+            waiting[registration.version.pk] = (i, row, registration)
+        lock = threading.Lock()
+
+        def done(result: IngestResult) -> None:
+            i, row, registration = waiting[result.version_id]
+            finished = _row(row, registration, result)
+            with lock:
+                rows[i] = finished
+                bar.set_postfix_str(Path(row["file"]).name[-40:])
+                bar.update()
+
+        ingest_versions(list(waiting), force=force, embedder=embedder, jobs=jobs, done=done)
         bar.close()
         return rows
 
@@ -154,9 +163,9 @@ class Command(BaseCommand):
                 self.stdout.write(self.style.ERROR(f"  {row['document']}: {row['error']}"))
 
 
-def _ingest(row: dict[str, Any], registration: Registration, *, force: bool) -> dict[str, Any]:
+def _row(row: dict[str, Any], registration: Registration, result: IngestResult) -> dict[str, Any]:
+    """The report's line for a version once its ingest ended."""
     version = registration.version
-    result = ingest_version(version.pk, force=force)
     # Only what the report shows: the parsed document is large.
     version.refresh_from_db(fields=["number", "label", "status", "chunk_count", "error", "timings"])
     return {
@@ -172,50 +181,3 @@ def _ingest(row: dict[str, Any], registration: Registration, *, force: bool) -> 
         "skipped": result.status == "skipped",
         "timings": version.timings,
     }
-
-
-def _ingest_in_threads(
-    waiting: list[tuple[int, dict[str, Any], Registration]],
-    rows: list[dict[str, Any]],
-    *,
-    jobs: int,
-    force: bool,
-    bar: tqdm,
-) -> None:
-    """Ingest registered versions ``jobs`` at a time (each thread has its own connection).
-
-    One file's parsing and storing (Python, and PostgreSQL in its own process) overlap another
-    file's embedding; the embedding itself stays one batch at a time (the model is shared).
-    Versions of one document may finish out of order: the newest ready one is searchable
-    whatever the order (knowledge.ingest.store).
-    """
-    get_embedder()  # loaded once, before the threads share it
-    tasks: queue.SimpleQueue = queue.SimpleQueue()
-    for item in waiting:
-        tasks.put(item)
-    lock = threading.Lock()
-    errors: list[BaseException] = []
-
-    def work() -> None:
-        try:
-            while True:
-                try:
-                    i, row, registration = tasks.get_nowait()
-                except queue.Empty:
-                    return
-                done = _ingest(row, registration, force=force)
-                with lock:
-                    rows[i] = done
-                    bar.update()
-        except BaseException as exc:  # re-raised in the command's thread
-            errors.append(exc)
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=work, name=f"ingest-{n}") for n in range(jobs)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
