@@ -420,7 +420,7 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # --- retrieval (calibrated on benchmarks/retrieval.py and benchmarks/refusal.py; see README) ---
-SEARCH_RESULTS = env_int("KB_SEARCH_RESULTS", 6, minimum=1, maximum=50)  # final N
+SEARCH_RESULTS = env_int("KB_SEARCH_RESULTS", 8, minimum=1, maximum=50)  # final N
 SEARCH_CANDIDATES = env_int("KB_SEARCH_CANDIDATES", 30, minimum=5, maximum=500)  # K per list
 SEARCH_PER_DOCUMENT = env_int("KB_SEARCH_PER_DOCUMENT", 2, minimum=1)
 SEARCH_FUSION = env_choice("KB_SEARCH_FUSION", "calibrated", ("calibrated", "rrf"))
@@ -442,6 +442,8 @@ SEARCH_MIN_SCORE = env_float("KB_SEARCH_MIN_SCORE", 0.19)
 # A question whose content words the knowledge base nearly all uses needs only this score.
 SEARCH_MIN_SCORE_KNOWN = env_float("KB_SEARCH_MIN_SCORE_KNOWN", 0.16)
 SEARCH_KNOWN_SHARE = env_float("KB_SEARCH_KNOWN_SHARE", 0.9)
+# Once one hit reaches the minimum score (the gate of the refusal), the others need this share.
+SEARCH_FOLLOWER_SHARE = env_float("KB_SEARCH_FOLLOWER_SHARE", 0.8)
 SEARCH_CASCADE = env_bool("KB_SEARCH_CASCADE", True)
 RRF_K = env_int("KB_RRF_K", 60, minimum=1)
 HNSW_EF_SEARCH = env_int("KB_HNSW_EF_SEARCH", 400, minimum=10, maximum=1000)

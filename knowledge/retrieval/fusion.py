@@ -114,12 +114,25 @@ def order(
 
 
 def select(
-    ranked: Sequence[Candidate], *, n: int, per_document: int, min_score: float
+    ranked: Sequence[Candidate],
+    *,
+    n: int,
+    per_document: int,
+    min_score: float,
+    follower_share: float = 1.0,
 ) -> tuple[list[Candidate], list[Candidate]]:
-    """The final hits (capped, above the minimum score, at most ``n``) and the near misses."""
+    """The final hits (capped, at most ``n``) and the near misses.
+
+    The minimum score is the gate of the honest refusal: no hit at all unless some candidate
+    reaches it. Once one does, the others need ``follower_share`` of it: the question is in the
+    knowledge base's domain, and a page described in other words than the question's often
+    scores a little under the gate while it is the one asked about."""
     capped = cap_per_document(ranked, per_document)
-    hits = [c for c in capped if c.score >= min_score][:n]
-    misses = [c for c in capped if c.score < min_score][:n]
+    if not any(c.score >= min_score for c in capped):
+        return [], capped[:n]
+    floor = min_score * follower_share if min_score > 0 else min_score
+    hits = [c for c in capped if c.score >= floor][:n]
+    misses = [c for c in capped if c.score < floor][:n]
     return hits, misses
 
 

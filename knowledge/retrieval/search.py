@@ -43,6 +43,8 @@ class SearchOptions:
     # Share of the document's BM25 for the question's named words (a company, product, tool).
     name_weight: float = field(default_factory=lambda: settings.SEARCH_NAME_WEIGHT)
     min_score: float | None = None  # None: the setting for the ranking in use
+    # Once one hit reaches the minimum score, the others need this share of it.
+    follower_share: float = field(default_factory=lambda: settings.SEARCH_FOLLOWER_SHARE)
     per_document: int = field(default_factory=lambda: settings.SEARCH_PER_DOCUMENT)
     rerank: bool = True
     cascade: bool = field(default_factory=lambda: settings.SEARCH_CASCADE)
@@ -140,8 +142,10 @@ def search(
         hits, misses = fusion.select(
             ranked,
             n=options.k,
-            per_document=options.per_document,
+            per_document=_per_document(options, scope.filters),
             min_score=_min_score(options, active_reranker is not None, stats.get("known_share")),
+            # A reranker's scores have a scale of their own: its minimum applies to every hit.
+            follower_share=options.follower_share if active_reranker is None else 1.0,
         )
         current = SearchResult(
             query=query,
@@ -200,6 +204,14 @@ def _tiers(
     if len(by_tier) <= 1:
         return [(None, [])]
     return sorted(by_tier.items())
+
+
+def _per_document(options: SearchOptions, filters: Filters) -> int:
+    """The cap per document spreads the hits over several documents; a search kept to one
+    document or one version (a question naming it, a version question) shows as many of its
+    passages as any search shows."""
+    single = len(filters.document_ids or []) == 1 or len(filters.version_ids or []) == 1
+    return max(options.k, options.per_document) if single else options.per_document
 
 
 def _min_score(options: SearchOptions, reranked: bool, known_share: float | None) -> float:

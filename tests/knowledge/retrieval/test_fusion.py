@@ -139,3 +139,24 @@ def test_select_with_nothing_above_the_minimum_returns_only_near_misses():
 def test_a_score_exactly_at_the_minimum_counts():
     hits, _ = fusion.select([cand(1, 0.3)], n=5, per_document=2, min_score=0.3)
     assert [c.chunk_id for c in hits] == [1]
+
+
+def test_once_one_candidate_reaches_the_minimum_followers_need_only_their_share():
+    ranked = [cand(1, 0.5, 10), cand(2, 0.27, 20), cand(3, 0.23, 30), cand(4, 0.31, 40)]
+    hits, misses = fusion.select(ranked, n=5, per_document=2, min_score=0.3, follower_share=0.8)
+    assert [c.chunk_id for c in hits] == [1, 2, 4]  # 0.27 and 0.31 reach 0.24; 0.23 does not
+    assert [c.chunk_id for c in misses] == [3]
+
+
+def test_followers_alone_never_make_a_hit():
+    hits, misses = fusion.select(
+        [cand(1, 0.29), cand(2, 0.28)], n=5, per_document=2, min_score=0.3, follower_share=0.5
+    )
+    assert hits == [] and [c.chunk_id for c in misses] == [1, 2]
+
+
+def test_a_minimum_at_or_under_zero_is_not_lowered_for_followers():
+    hits, _ = fusion.select(
+        [cand(1, 0.5), cand(2, -0.1)], n=5, per_document=2, min_score=0.0, follower_share=0.5
+    )
+    assert [c.chunk_id for c in hits] == [1]

@@ -105,6 +105,7 @@ def test_a_best_score_just_under_the_minimum_finds_nothing(passwords, embedder, 
 
 
 def test_a_best_score_just_over_the_minimum_is_found_alone(passwords, embedder, settings):
+    settings.SEARCH_FOLLOWER_SHARE = 1.0  # every hit must reach the minimum itself
     ranked = search(QUESTION, options=options(), embedder=embedder).candidates
     best, second = ranked[0], ranked[1]
     assert best.score - second.score > 0.002
@@ -112,6 +113,47 @@ def test_a_best_score_just_over_the_minimum_is_found_alone(passwords, embedder, 
     result = search(QUESTION, options=options(min_score=None), embedder=embedder)
     assert [c.chunk_id for c in result.hits] == [best.chunk_id]
     assert all(c.score < settings.SEARCH_MIN_SCORE for c in result.near_misses)
+
+
+def test_once_the_best_passes_the_others_need_only_the_follower_share(
+    passwords, embedder, settings
+):
+    ranked = search(QUESTION, options=options(per_document=5, k=10), embedder=embedder).candidates
+    best, others = ranked[0], ranked[1:]
+    settings.SEARCH_MIN_SCORE = best.score - 0.001
+    # A floor half-way between the other chunks' best and worst score.
+    floor = (max(c.score for c in others) + min(c.score for c in others)) / 2
+    settings.SEARCH_FOLLOWER_SHARE = floor / settings.SEARCH_MIN_SCORE
+    # The premise: some chunks lie between the floor and the minimum, some under the floor.
+    between = [c.chunk_id for c in others if floor <= c.score < settings.SEARCH_MIN_SCORE]
+    under = [c.chunk_id for c in others if c.score < floor]
+    assert between and under
+    result = search(
+        QUESTION, options=options(min_score=None, per_document=5, k=10), embedder=embedder
+    )
+    hits = [c.chunk_id for c in result.hits]
+    assert hits[0] == best.chunk_id
+    assert set(between) <= set(hits)
+    assert not set(under) & set(hits)
+    # Nothing reaches the minimum: no follower is shown either (the refusal stands).
+    settings.SEARCH_MIN_SCORE = best.score + 0.001
+    refused = search(QUESTION, options=options(min_score=None), embedder=embedder)
+    assert refused.hits == []
+
+
+def test_a_search_kept_to_one_document_is_not_capped(passwords, embedder):
+    from knowledge.retrieval.types import Filters
+
+    policy = passwords["policy"].pk
+    chunks = Chunk.objects.filter(document_id=policy).count()
+    assert chunks > 2  # the premise: more chunks than the cap per document
+    result = search(
+        QUESTION, filters=Filters(document_ids=[policy]), options=options(k=10), embedder=embedder
+    )
+    assert [c.document_id for c in result.hits] == [policy] * chunks
+    # Over several documents the cap still holds.
+    spread = search(QUESTION, options=options(k=10), embedder=embedder)
+    assert [c.document_id for c in spread.hits].count(policy) == 2
 
 
 # --- the source cascade ----------------------------------------------------------------------
