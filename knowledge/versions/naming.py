@@ -13,7 +13,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # GOST 19/34 document types: abbreviation -> the words it stands for.
 ABBREVIATIONS = {
@@ -63,6 +63,15 @@ class Candidate:
     key: int  # the document's primary key
     title: str  # title and path
     opening: str  # the first blocks of the current version
+    _names: tuple[set[str], set[str]] | None = field(default=None, repr=False, compare=False)
+
+    def names(self) -> tuple[set[str], set[str]]:
+        """Stems of the document's name (title, path, their abbreviations spelled out) and of
+        its opening text; computed once."""
+        if self._names is None:
+            title = " ".join([self.title, *_expansions(self.title)])
+            self._names = (set(stems(title, minimum=2)), set(stems(self.opening)))
+        return self._names
 
 
 def _abbreviations_used(text: str) -> list[str]:
@@ -77,13 +86,6 @@ def _abbreviations_used(text: str) -> list[str]:
 
 def _expansions(text: str) -> list[str]:
     return _abbreviations_used(text)
-
-
-def _names(candidate: Candidate) -> tuple[set[str], set[str]]:
-    """Stems of the document's name (title, path, their abbreviations spelled out) and of its
-    opening text."""
-    title = " ".join([candidate.title, *_expansions(candidate.title)])
-    return set(stems(title, minimum=2)), set(stems(candidate.opening))
 
 
 def _phrases(question: str) -> list[str]:
@@ -107,7 +109,7 @@ def names_a_document(question: str) -> bool:
 def named_by_abbreviation(question: str, candidates: Iterable[Candidate]) -> list[Candidate]:
     """The candidates whose name is what an abbreviation of the question stands for."""
     wanted = [set(stems(full)) for full in _abbreviations_used(question)]
-    return [c for c in candidates if any(w <= _names(c)[0] for w in wanted)]
+    return [c for c in candidates if any(w <= c.names()[0] for w in wanted)]
 
 
 def best_candidate(question: str, candidates: Iterable[Candidate]) -> int | None:
@@ -116,7 +118,7 @@ def best_candidate(question: str, candidates: Iterable[Candidate]) -> int | None
     asked = set(stems(question, minimum=2))
     if not asked or not candidates:
         return None
-    names = [_names(c) for c in candidates]
+    names = [c.names() for c in candidates]
     df: Counter[str] = Counter()
     for title, opening in names:
         df.update(title | opening)

@@ -266,23 +266,51 @@ def find_document(question: str, user) -> Document | None:
         .live()
         .filter(Q(current_version__isnull=False) | Q(versions__isnull=False))
         .distinct()
-        .values("pk", "title", "path", "aliases", "current_version_id")
+        .values("pk", "title", "path", "aliases", "current_version_id", "current_version__ready_at")
     )
     rows = list(documents)
     aliased = _aliased(question, rows)
     if aliased is not None:
         return Document.objects.filter(pk=aliased).first()
-    openings = _openings([r["current_version_id"] for r in rows if r["current_version_id"]])
-    candidates = [
-        naming.Candidate(
+    key = naming.best_candidate(question, _name_candidates(rows))
+    return Document.objects.filter(pk=key).first() if key is not None else None
+
+
+_candidates: OrderedDict[tuple, naming.Candidate] = OrderedDict()
+_candidates_lock = Lock()
+CANDIDATES_CACHED = 100_000
+
+
+def _name_candidates(rows: list[dict]) -> list[naming.Candidate]:
+    """The documents as ``naming`` compares them, cached in this process by what they are made
+    of (title, path, aliases, current version and its ingest time): the openings of every
+    current version and their stems took a second or more per question over a few hundred
+    documents; now only new or re-ingested ones are read."""
+    keys = [
+        (
             r["pk"],
-            f"{r['title']} {r['path']} {r['aliases']}",
-            openings.get(r["current_version_id"], ""),
+            r["title"],
+            r["path"],
+            r["aliases"],
+            r["current_version_id"],
+            r["current_version__ready_at"],
         )
         for r in rows
     ]
-    key = naming.best_candidate(question, candidates)
-    return Document.objects.filter(pk=key).first() if key is not None else None
+    with _candidates_lock:
+        known = {key: _candidates[key] for key in keys if key in _candidates}
+    missing = [key for key in keys if key not in known]
+    openings = _openings([key[4] for key in missing if key[4]])
+    for pk, title, path, aliases, version_id, _ready in missing:
+        candidate = naming.Candidate(pk, f"{title} {path} {aliases}", openings.get(version_id, ""))
+        candidate.names()  # the stems, computed once
+        known[(pk, title, path, aliases, version_id, _ready)] = candidate
+    with _candidates_lock:
+        for key in missing:
+            _candidates[key] = known[key]
+        while len(_candidates) > CANDIDATES_CACHED:
+            _candidates.popitem(last=False)
+    return [known[key] for key in keys]
 
 
 def named_document(question: str, user) -> Document | None:

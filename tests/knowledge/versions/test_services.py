@@ -149,3 +149,27 @@ def test_not_ready_version_is_not_comparable(hse):
     with pytest.raises(services.NotComparable):
         services.compare(hse.version("ПМИ_2019-05-03_cc60019.docx"), version)
     assert services.summary_between(hse.version("ПМИ_2019-05-15_13d5bd9.docx"), version) is None
+
+
+def test_find_document_reads_names_once_and_again_after_a_change(hse, bob, monkeypatch):
+    from django.utils import timezone
+
+    question = "Что изменилось в программе и методике испытаний между версиями от 4 и 14 мая 2019?"
+    services._candidates.clear()
+    read: list[list[int]] = []
+    real = services._openings
+    monkeypatch.setattr(services, "_openings", lambda ids: read.append(list(ids)) or real(ids))
+    assert services.find_document(question, bob).pk == hse.pmi_id
+    assert len(read[0]) >= 2  # every document's opening, the first time
+    assert services.find_document("Что нового в ПМИ?", bob).pk == hse.pmi_id
+    assert read[1] == []  # the second question reads no opening
+    # A renamed document is found by its new name at once.
+    Document.objects.filter(pk=hse.tz_id).update(title="Регламент обмена расписаниями")
+    assert services.find_document("Что нового в регламенте обмена расписаниями?", bob).pk == (
+        hse.tz_id
+    )
+    # A re-ingested current version has its opening read again.
+    pmi = Document.objects.get(pk=hse.pmi_id)
+    DocumentVersion.objects.filter(pk=pmi.current_version_id).update(ready_at=timezone.now())
+    services.find_document(question, bob)
+    assert pmi.current_version_id in read[-1]
