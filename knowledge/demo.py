@@ -125,17 +125,27 @@ def load_demo_knowledge_base() -> str:
 
 def ingest_demo_now(root: Path | None = None, progress=None) -> int:
     """Register and ingest the demo documents in this process (no worker), when the knowledge
-    base is empty: for ``manage.py eval --demo`` and the benchmarks. Returns the files ingested;
-    ``progress(name, done, total)`` is called after each file."""
-    from knowledge.ingest.pipeline import ingest_version
+    base is empty: for ``manage.py eval --demo`` and the benchmarks. Every file is registered
+    first (in order), then the versions are ingested around one model thread that embeds the
+    chunks of several files per call (``knowledge.ingest.many``). Returns the files ingested;
+    ``progress(name, done, total)`` is called as each version ends."""
+    from knowledge.ingest.many import ingest_versions
 
     root = root or settings.DEMO_CORPUS_DIR
     if Source.objects.exists() or not root.is_dir():
         return 0
     plans = [(source, item) for source, planned in _demo_plans(root) for item in planned]
-    for done, (source, item) in enumerate(plans, 1):
+    names: dict[int, str] = {}  # version -> its source's name (same bytes: the same version)
+    for source, item in plans:
         registration = register_planned(source, item, via="demo", enqueue=False)
-        ingest_version(registration.version.pk)
+        names[registration.version.pk] = source.name
+    ended = 0
+
+    def done(result) -> None:
+        nonlocal ended
+        ended += 1
         if progress is not None:
-            progress(source.name, done, len(plans))
+            progress(names[result.version_id], ended, len(names))
+
+    ingest_versions(list(names), done=done)
     return len(plans)

@@ -16,7 +16,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from knowledge.ingest.pipeline import ingest_version
+from knowledge.ingest.many import ingest_versions
 from knowledge.models import DocumentVersion, Source
 from knowledge.sources.base import redact_url
 from knowledge.sources.sync import sync_source
@@ -141,10 +141,14 @@ class Command(BaseCommand):
             raise CommandError(outcome.error)
 
     def _ingest(self, version_ids: list[int], *, quiet: bool) -> dict[int, str]:
-        """Ingest the sync's new versions here, oldest first; version id -> final status."""
+        """Ingest the sync's new versions here (one model thread embedding the chunks of
+        several versions per call, ``knowledge.ingest.many``); version id -> final status."""
+        bar = tqdm(total=len(version_ids), unit="version", disable=quiet or not version_ids)
+        results = ingest_versions(version_ids, done=lambda result: bar.update())
+        bar.close()
         statuses: dict[int, str] = {}
-        for version_id in tqdm(version_ids, unit="version", disable=quiet or not version_ids):
-            result = ingest_version(version_id)
+        for version_id in version_ids:
+            result = results[version_id]
             if result.status == "skipped":  # a worker took it: report what it is now
                 status = DocumentVersion.objects.filter(pk=version_id).values_list(
                     "status", flat=True
