@@ -301,10 +301,11 @@ def _name_candidates(rows: list[dict]) -> list[naming.Candidate]:
         known = {key: _candidates[key] for key in keys if key in _candidates}
     missing = [key for key in keys if key not in known]
     openings = _openings([key[4] for key in missing if key[4]])
-    for pk, title, path, aliases, version_id, _ready in missing:
+    for key in missing:
+        pk, title, path, aliases, version_id, _ready = key
         candidate = naming.Candidate(pk, f"{title} {path} {aliases}", openings.get(version_id, ""))
         candidate.names()  # the stems, computed once
-        known[(pk, title, path, aliases, version_id, _ready)] = candidate
+        known[key] = candidate
     with _candidates_lock:
         for key in missing:
             _candidates[key] = known[key]
