@@ -25,10 +25,9 @@ from chat.prompting import build_messages, build_sources
 from chat.rewrite import previous_query, standalone_question
 from chat.storing import finish, mark_cited, store_sources
 from chat.versions import detect as detect_version_question
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.search import search
 from knowledge.retrieval.sql import unknown_words
 from knowledge.retrieval.types import Filters
-from knowledge.versions.services import named_document
 
 logger = logging.getLogger(__name__)
 CHAT_OFF_NOTICE = "Чат временно отключён администратором. Документы, версии и поиск работают."
@@ -115,21 +114,10 @@ def stream_answer(
     if intent is not None and intent.version is not None:
         filters.version_ids = [intent.version.pk]
         filters.document_ids = [intent.document.pk]
-    named_doc = None
-    if intent is None and not filters.document_ids and not message.search_override:
-        # "по техзаданию", "в ПЗ": the answer must come from the document the question names.
-        named_doc = named_document(message.question, user)
-        if named_doc is not None and not _in_scope(named_doc, filters):
-            named_doc = None
-        if named_doc is not None:
-            filters.document_ids = [named_doc.pk]
     yield Event("status", "Ищу в документах…")
-    options = None
-    if named_doc is not None:
-        # The question names the document: its best passages are the evidence, whatever their
-        # score; the answerability check says whether they hold what is asked.
-        options = SearchOptions(min_score=0.0)
-    result = search(query, user=user, filters=filters, options=options)
+    # A question naming a document outright ("по техзаданию", "в ПЗ") is searched in it, with
+    # its best passages as the evidence whatever their score (knowledge.retrieval.versions).
+    result = search(query, user=user, filters=filters)
     if not result.hits and history and query != message.question:
         # A follow-up about the same thing ("в каком разделе это описано?") can dilute the
         # conversation's topic below the minimum score: search the topic alone before refusing,

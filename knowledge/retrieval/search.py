@@ -26,7 +26,7 @@ from knowledge.retrieval.ranking import rank_candidates
 from knowledge.retrieval.rerank import Reranker, get_reranker
 from knowledge.retrieval.router import route
 from knowledge.retrieval.types import Candidate, Filters, SearchResult
-from knowledge.retrieval.versions import resolve_version_filter
+from knowledge.retrieval.versions import resolve_document_filter, resolve_version_filter
 from knowledge.synonyms import expansions
 
 LISTS = ("dense", "lexical", "sparse")
@@ -104,6 +104,11 @@ def search(
     merged = (filters or Filters()).merged(routed.filters if routed else Filters())
     if routed:
         merged = resolve_version_filter(routed, merged, visible)
+        merged, named = resolve_document_filter(query, merged, visible)
+        if named and options.min_score is None:
+            # The question names the document ("по ТЗ"): its best passages are the evidence,
+            # whatever their score; the answer's check says whether they hold what is asked.
+            options = replace(options, min_score=0.0)
     timings["route"] = _since(started)
 
     embedder = embedder or get_embedder()

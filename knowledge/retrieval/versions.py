@@ -1,10 +1,13 @@
-"""Versions named in a question ("в версии 2.3", "от 4 мая 2019") -> a version filter."""
+"""Versions and documents named in a question ("в версии 2.3", "от 4 мая 2019", "по ТЗ")
+-> a version or document filter."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.db.models import Q
 
-from knowledge.models import DocumentVersion
+from knowledge.models import Document, DocumentVersion
 from knowledge.retrieval.router import Routed
 from knowledge.retrieval.types import Filters
 
@@ -45,3 +48,25 @@ def resolve_version_filter(
         latest_per_document[version.document_id] = version
     filters.version_ids = [v.pk for v in latest_per_document.values()]
     return filters
+
+
+def resolve_document_filter(
+    question: str, filters: Filters, visible_source_ids: list[int] | None
+) -> tuple[Filters, bool]:
+    """A question that names one document outright ("по техзаданию", "в ПЗ", an alias staff
+    gave the document) is searched in that document, among the sources the search may see;
+    returns the filters and whether a document was named. Filters that already name a
+    document or a version are left alone."""
+    from knowledge.versions.services import document_named_in
+
+    if filters.document_ids or filters.version_ids:
+        return filters, False
+    documents = Document.objects.all()
+    if visible_source_ids is not None:
+        documents = documents.filter(source_id__in=visible_source_ids)
+    if filters.source_ids:
+        documents = documents.filter(source_id__in=filters.source_ids)
+    document = document_named_in(question, documents)
+    if document is None:
+        return filters, False
+    return replace(filters, document_ids=[document.pk]), True

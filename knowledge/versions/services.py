@@ -17,7 +17,7 @@ from functools import cached_property
 from threading import Lock
 from urllib.parse import urlencode
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.urls import reverse
 
 from knowledge.models import Document, DocumentVersion, VersionChange
@@ -319,18 +319,24 @@ def named_document(question: str, user) -> Document | None:
     abbreviation ("по ТЗ", "в ПЗ", "по техзаданию"); None when the question only talks about a
     topic. The answer then comes from that document.
     """
-    rows = list(
-        Document.objects.visible_to(user).live().exclude(aliases="").values("pk", "aliases")
-    )
+    return document_named_in(question, Document.objects.visible_to(user))
+
+
+def document_named_in(question: str, documents: QuerySet[Document]) -> Document | None:
+    """``named_document`` among ``documents`` (the live ones of them): the search reads it
+    within the sources it may see, whoever asks (the command line sees every source)."""
+    documents = documents.live()
+    rows = list(documents.exclude(aliases="").values("pk", "aliases"))
     aliased = _aliased(question, rows)
     if aliased is not None:
         return Document.objects.filter(pk=aliased).first()
     if not naming.names_a_document(question):
         return None
-    documents = Document.objects.visible_to(user).live().filter(current_version__isnull=False)
     candidates = [
         naming.Candidate(pk, f"{title} {path} {aliases}", "")
-        for pk, title, path, aliases in documents.values_list("pk", "title", "path", "aliases")
+        for pk, title, path, aliases in documents.filter(current_version__isnull=False).values_list(
+            "pk", "title", "path", "aliases"
+        )
     ]
     named = naming.named_by_abbreviation(question, candidates)
     if len(named) == 1:
