@@ -394,7 +394,7 @@ TRACKER_PAGE_SIZE = env_int("KB_TRACKER_PAGE_SIZE", 50, minimum=1)
 EMBEDDER = env_choice("KB_EMBEDDER", "use", ("use", "bge-m3", "sentence-transformers", "openai"))
 EMBEDDER_PATH = env_str("KB_EMBEDDER_PATH")
 EMBEDDER_ID = env_str("KB_EMBEDDER_ID")  # stored with the vectors; defaults to kind:folder-name
-EMBED_THREADS = env_int("KB_EMBED_THREADS", 0, minimum=0)  # documents; 0 = CPUs (a question: 1)
+EMBED_THREADS = env_int("KB_EMBED_THREADS", 0, minimum=0)  # USE copies for documents; 0 = CPUs
 EMBED_BATCH = env_int("KB_EMBED_BATCH", 32, minimum=1)
 # KB_EMBEDDER=openai: any OpenAI-compatible /v1/embeddings server (TEI, vLLM, Infinity, Ollama).
 EMBEDDER_BASE_URL = env_url("KB_EMBEDDER_BASE_URL", ("http", "https"))
