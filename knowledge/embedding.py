@@ -105,10 +105,10 @@ class UseEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> Embeddings:
         """Documents: a batch of ``SPLIT_MIN_TEXTS`` or more is split over ``threads`` copies of
         the model with one BLAS thread each, run side by side; a smaller one is one call with
-        ``threads`` BLAS threads. One model with two BLAS threads kept both cores busy for
-        about 1.2 times the speed of one (the second thread mostly waits for the first: the
-        tokenizer is Python, the matrices small); two copies with one thread each embed the
-        wiki's texts about 1.3 times faster (``benchmarks/ingest.py``). Each copy holds its
+        ``threads`` BLAS threads. One model with two BLAS threads used twice the CPU of one
+        thread for about 1.2 times its speed (the tokenizer is Python, the matrices small);
+        two copies with one thread each embed the wiki's texts about 1.3 times faster than
+        that (``benchmarks/ingest.py``). Each copy holds its
         own weights (about 120 MB). The vectors are the same either way."""
         if self.threads > 1 and len(texts) >= SPLIT_MIN_TEXTS:
             return self._encode_split(texts)

@@ -15,7 +15,7 @@ from knowledge.versions.naming import stem
 # Read from every chunk at every ingest, so written to fail fast, with the same matches: a
 # match never starts right after a Cyrillic letter (one starting a letter earlier would be the
 # leftmost), and a word never gives letters back (nothing after it can match a letter); without
-# these the engine tried every letter of every word and took 2.5 s of the wiki's ingest.
+# these the engine tried every letter of every word (the corpus's Markdown: 1.3 s, now 0.2 s).
 _PAIR = re.compile(
     r"(?<![А-ЯЁа-яё])"
     r"(?P<ru>[А-ЯЁа-яё][А-ЯЁа-яё-]*+(?:[ ]+[А-ЯЁа-яё-]++){0,3})\s*\((?P<en>[A-Za-z][^()\n]{1,80})\)"
