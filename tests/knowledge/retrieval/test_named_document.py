@@ -57,7 +57,9 @@ def test_a_staff_alias_names_the_document_too(documents, embedder):
     spec, page = documents
     spec.aliases = "спека HSE"
     spec.save(update_fields=["aliases"])
-    result = search("Что в спека HSE сказано про шифрование данных пользователей?", embedder=embedder)
+    result = search(
+        "Что в спека HSE сказано про шифрование данных пользователей?", embedder=embedder
+    )
     assert {h.document_id for h in result.hits} == {spec.pk}
 
 
