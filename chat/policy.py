@@ -113,7 +113,9 @@ def clarification_tiles(result: SearchResult, question: str) -> list[Tile]:
         return []
     chunks = {
         c.pk: c
-        for c in Chunk.objects.filter(pk__in=[c.chunk_id for c in close]).select_related("document")
+        for c in Chunk.objects.filter(pk__in=[c.chunk_id for c in close]).for_reading(
+            "document", keep=("embedding",)
+        )
     }
     if _one_meaning(question, [chunks[c.chunk_id] for c in close if c.chunk_id in chunks]):
         return []
@@ -215,7 +217,7 @@ def _near_miss_headings(result: SearchResult) -> list[str]:
 
     ids = [c.chunk_id for c in result.near_misses[:8]]
     headings = []
-    for chunk in Chunk.objects.filter(pk__in=ids).select_related("document"):
+    for chunk in Chunk.objects.filter(pk__in=ids).for_reading("document"):
         path = [p for p in chunk.heading_path if p] or [chunk.document.title]
         headings.append(path[-1])
     return list(dict.fromkeys(headings))

@@ -115,9 +115,7 @@ def build_sources(result: SearchResult, *, question: str) -> list[PromptSource]:
     the header row, is the quote and the passage, and the link and location name its row.
     """
     ids = [hit.chunk_id for hit in result.hits]
-    chunks = {
-        c.pk: c for c in Chunk.objects.filter(pk__in=ids).select_related("document", "version")
-    }
+    chunks = {c.pk: c for c in Chunk.objects.filter(pk__in=ids).for_reading("document", "version")}
     items = _items(result.hits, question)
     expanded = _expanded_texts(result)
     language = language_of(question)

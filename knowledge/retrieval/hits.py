@@ -44,7 +44,7 @@ class Hit:
 
 def describe(candidates: list[Candidate]) -> list[Hit]:
     """The chunks behind ``candidates``, in their order (chunks gone since are left out)."""
-    chunks = Chunk.objects.filter(pk__in=[c.chunk_id for c in candidates]).select_related(
+    chunks = Chunk.objects.filter(pk__in=[c.chunk_id for c in candidates]).for_reading(
         "document", "version", "source"
     )
     by_id = {chunk.pk: chunk for chunk in chunks}
