@@ -101,3 +101,48 @@ def test_the_prefilter_keeps_the_best_bm25_chunks(db, embedder):
         (i, round(score, 9)) for i, score in everything
     ]
     assert len(everything) == 3
+
+
+def _reference_bm25(chunk_ids, idf, avg) -> dict[int, float]:
+    """BM25 of the chunks from their whole full-text vectors, unnested in full (as before the
+    vector was cut down to the question's terms), positions and heading weights counted here."""
+    from django.db import connection
+
+    k1, b = q.BM25_K1, q.BM25_B
+    scores: dict[int, float] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.id, c.lexeme_count, u.lexeme, u.positions, u.weights "
+            "FROM knowledge_chunk c, unnest(c.search_vector) u WHERE c.id = ANY(%s)",
+            [list(chunk_ids)],
+        )
+        for chunk_id, length, lexeme, positions, weights in cursor.fetchall():
+            if lexeme not in idf:
+                continue
+            heading = sum(1 for w in weights or [] if w in ("A", "B"))
+            tf = len(positions or [None]) + (q.HEADING_TF - 1) * heading
+            norm = k1 * (1 - b + b * length / max(avg, 1.0))
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + idf[lexeme] * tf * (k1 + 1) / (tf + norm)
+    return scores
+
+
+def test_bm25_counts_every_position_and_heading_of_the_question_terms(db, embedder):
+    source = make_source("Guides")
+    add_document(
+        source,
+        "audit.md",
+        "# Аудит паролей\n\n## Журнал аудита\n\nАудит пароля: журнал хранит пароль и аудит "
+        "входа, пароль меняют раз в квартал.\n\n## Прочее\n\nСистема учёта без паролей.\n",
+        embedder,
+    )
+    add_document(source, "misc.md", "# Заметки\n\nПароль от системы учёта.\n", embedder)
+    lexemes, _ = q.query_terms("аудит пароля в журнале системы", q.LANGUAGES)
+    df, total, avg = q.term_stats(lexemes)
+    idf = {x: bm25_idf(df[x], total) for x in lexemes if df.get(x)}
+    scope = q.Scope(q.Filters(), None, embedder.model_id)
+    found = q.bm25(scope, idf, avg, k=10, candidate_lexemes=list(idf), prefilter=5)
+    expected = _reference_bm25([i for i, _ in found], idf, avg)
+    assert len(found) >= 3
+    assert {i: round(s, 9) for i, s in found} == {i: round(s, 9) for i, s in expected.items()}
+    # A term in a heading counts more than once: the top chunk has "аудит" in its headings.
+    assert found[0][1] > found[-1][1]
