@@ -501,7 +501,16 @@ class Synonym(models.Model):
                 fields=["term", "equivalent", "document"], name="synonym_unique_pair"
             )
         ]
-        indexes = [models.Index(fields=["term"], name="synonym_term")]
+        indexes = [
+            models.Index(fields=["term"], name="synonym_term"),
+            # A search reads the synonyms whose first word the question has (synonyms.expansions).
+            models.Index(
+                models.Func(
+                    models.F("term"), models.Value(" "), models.Value(1), function="split_part"
+                ),
+                name="synonym_first_word",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.term} = {self.equivalent}"

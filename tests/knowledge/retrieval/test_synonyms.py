@@ -91,3 +91,21 @@ def test_a_removed_document_takes_its_synonyms_out_of_search(embedder):
     assert expansions("что такое RTM")
     Document.objects.filter(pk=glossary.pk).update(removed_at="2026-01-01T00:00:00Z")
     assert expansions("что такое RTM") == []
+
+
+@pytest.mark.django_db
+def test_a_term_is_found_anywhere_in_the_question_only_as_whole_words():
+    Synonym.objects.create(term="Нагрузочное тестирование", equivalent="load testing")
+    Synonym.objects.create(term="нагрузочный профиль", equivalent="load profile")
+    Synonym.objects.create(term="стенд", equivalent="staging")
+    Synonym.objects.create(term="стенд", equivalent="test bench")
+    # Mid-question, another case ending; the second term shares only its first word.
+    found = expansions("Как часто запускают НАГРУЗОЧНОЕ тестирование на стенде?")
+    assert found == ["load testing", "staging", "test bench"]
+    assert expansions("Нагрузочное") == []  # a part of a term is not the term
+    # Only the synonyms of documents the user may read, and staff-added ones.
+    source = make_source("Restricted")
+    document = Document.objects.create(source=source, path="x.md", title="X")
+    Synonym.objects.create(term="стенд", equivalent="sandbox", document=document)
+    assert "sandbox" in expansions("стенд", [source.pk])
+    assert expansions("стенд", []) == ["staging", "test bench"]
