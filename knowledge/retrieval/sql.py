@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
 import numpy as np
 from django.db import connection, transaction
@@ -167,14 +168,7 @@ def query_terms(text: str, languages: Sequence[str]) -> tuple[list[str], list[li
     """
     if not text.strip():
         return [], []
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT d.ord, c.cfg, d.alias, d.lexemes FROM unnest(%s::text[]) AS c(cfg), "
-            "LATERAL ts_debug(c.cfg::regconfig, %s) WITH ORDINALITY "
-            "AS d(alias, description, token, dictionaries, dictionary, lexemes, ord)",
-            [list(languages), text],
-        )
-        rows = cursor.fetchall()
+    rows = _parse(text, tuple(languages))
     lexemes: set[str] = set()
     tokens: dict[int, dict[str, list[str]]] = {}
     stop = _stop_word_positions(rows, languages)
@@ -196,13 +190,33 @@ def query_terms(text: str, languages: Sequence[str]) -> tuple[list[str], list[li
     return sorted(lexemes), words
 
 
+@lru_cache(maxsize=1024)
+def _parse(text: str, languages: tuple[str, ...]) -> tuple[tuple, ...]:
+    """PostgreSQL's reading of ``text`` under each configuration: (position, configuration,
+    token type, lexemes) per token. Kept per process: a question is read by the search and
+    again by the answer's checks, and the configurations do not change while it runs."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT d.ord, c.cfg, d.alias, d.lexemes FROM unnest(%s::text[]) AS c(cfg), "
+            "LATERAL ts_debug(c.cfg::regconfig, %s) WITH ORDINALITY "
+            "AS d(alias, description, token, dictionaries, dictionary, lexemes, ord)",
+            [list(languages), text],
+        )
+        return tuple(
+            (ord_, cfg, alias, tuple(found) if found is not None else None)
+            for ord_, cfg, alias, found in cursor.fetchall()
+        )
+
+
 def _stop_word_positions(rows: Sequence[tuple], languages: Sequence[str]) -> set[int]:
     """Positions of the tokens a stop-word configuration drops ("in", "if", "и"): the other
     configurations keep them as lexemes ("simple" keeps every word), and scored those would
     be the rarest terms of an English question, matched by the few chunks indexed under
     another configuration."""
     configs = [c for c in _STOP_WORD_CONFIGS if c in languages]
-    return {p for p, config, _, found in rows if config in configs and found == []}
+    return {
+        p for p, config, _, found in rows if config in configs and found is not None and not found
+    }
 
 
 def unknown_words(text: str, visible_source_ids: list[int] | None = None) -> list[list[str]]:
