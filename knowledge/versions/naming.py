@@ -112,6 +112,25 @@ def named_by_abbreviation(question: str, candidates: Iterable[Candidate]) -> lis
     return [c for c in candidates if any(w <= c.names()[0] for w in wanted)]
 
 
+def name_patterns(question: str) -> list[str] | None:
+    """Lower-case substrings (ё as е), at least one of which the title, path and aliases of
+    every document ``named_by_abbreviation`` can pick hold: the first stem of each document
+    type the question names by abbreviation, and the abbreviations that stand for a phrase
+    with that stem. The database filters with them so that only those documents are read and
+    stemmed here (every document of the knowledge base was, for each such question); the pick
+    itself is unchanged. None: no filter can be made."""
+    patterns: set[str] = set()
+    for full in _abbreviations_used(question):
+        wanted = stems(full)
+        if not wanted:
+            return None  # an empty name fits every document
+        patterns.add(wanted[0])
+        for short, expansion in ABBREVIATIONS.items():
+            if wanted[0] in stems(expansion, minimum=2):
+                patterns.add(short if len(short) <= 6 else short[:-2])
+    return sorted(patterns)
+
+
 def best_candidate(question: str, candidates: Iterable[Candidate]) -> int | None:
     """The key of the document the question names, or None when none (or several) fits."""
     candidates = list(candidates)

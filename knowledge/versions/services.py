@@ -17,7 +17,8 @@ from functools import cached_property
 from threading import Lock
 from urllib.parse import urlencode
 
-from django.db.models import Q, QuerySet
+from django.db.models import CharField, Func, Q, QuerySet, Value
+from django.db.models.functions import Concat, Lower
 from django.urls import reverse
 
 from knowledge.models import Document, DocumentVersion, VersionChange
@@ -332,11 +333,23 @@ def document_named_in(question: str, documents: QuerySet[Document]) -> Document 
         return Document.objects.filter(pk=aliased).first()
     if not naming.names_a_document(question):
         return None
+    current = documents.filter(current_version__isnull=False)
+    patterns = naming.name_patterns(question)
+    if patterns is not None:
+        name = Func(
+            Lower(Concat("title", Value(" "), "path", Value(" "), "aliases")),
+            Value("ё"),
+            Value("е"),
+            function="translate",
+            output_field=CharField(),
+        )
+        matching = Q()
+        for pattern in patterns:
+            matching |= Q(name_text__contains=pattern)
+        current = current.alias(name_text=name).filter(matching)
     candidates = [
         naming.Candidate(pk, f"{title} {path} {aliases}", "")
-        for pk, title, path, aliases in documents.filter(current_version__isnull=False).values_list(
-            "pk", "title", "path", "aliases"
-        )
+        for pk, title, path, aliases in current.values_list("pk", "title", "path", "aliases")
     ]
     named = naming.named_by_abbreviation(question, candidates)
     if len(named) == 1:

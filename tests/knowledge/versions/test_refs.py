@@ -87,3 +87,39 @@ CANDIDATES = [
 )
 def test_best_candidate(question, key):
     assert naming.best_candidate(question, CANDIDATES) == key
+
+
+TITLES = [
+    "ПМИ_2019-05-20 ПМИ.docx",
+    "Программа и методика испытаний.docx",
+    "ТЗ-Шакруа.docx",
+    "Техническое Задание v2.docx",
+    "Пояснительная записка.docx",
+    "ПЗ.docx",
+    "Руководство оператора.pdf",
+    "Руководство программиста.pdf",
+    "РС сервера.docx",
+    "РО приложения.pdf",
+    "Текст программы.docx",
+    "Лист утверждения ЛУ.docx",
+    "GitHub Terms of Service.md",
+    "tos.md",
+    "техзадание на доработку.docx",
+    "Отчёт о тестировании.md",
+    "Методика расчёта нагрузки.md",
+]
+
+
+@pytest.mark.parametrize("short", sorted(naming.ABBREVIATIONS))
+def test_name_patterns_keep_every_document_an_abbreviation_can_name(short):
+    # The database reads only the documents holding a pattern: every document the question's
+    # abbreviation names must hold one, or it could no longer be named.
+    question = f"Что сказано в {short.upper()} о сроках?"
+    candidates = [naming.Candidate(i, title, "") for i, title in enumerate(TITLES)]
+    named = naming.named_by_abbreviation(question, candidates)
+    patterns = naming.name_patterns(question)
+    assert patterns
+    kept = [c for c in candidates if any(p in c.title.lower().replace("ё", "е") for p in patterns)]
+    assert named, short
+    assert {c.key for c in named} <= {c.key for c in kept}
+    assert len(kept) < len(candidates)  # and it does filter
