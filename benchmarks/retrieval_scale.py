@@ -587,8 +587,9 @@ def halfvec_index(model_id: str, dims: int, name: str, build_mem: str) -> float 
     from django.db import connection
     from psycopg import sql
 
-    from knowledge.vector_index import HNSW_EF_CONSTRUCTION, HNSW_M
+    from knowledge.vector_index import build_parameters
 
+    m, ef_construction = build_parameters()
     with connection.cursor() as cursor:
         cursor.execute("SELECT to_regclass(%s) IS NOT NULL", [name])
         if cursor.fetchone()[0]:
@@ -600,8 +601,8 @@ def halfvec_index(model_id: str, dims: int, name: str, build_mem: str) -> float 
     ).format(
         name=sql.Identifier(name),
         dims=sql.Literal(dims),
-        m=sql.Literal(HNSW_M),
-        ef=sql.Literal(HNSW_EF_CONSTRUCTION),
+        m=sql.Literal(m),
+        ef=sql.Literal(ef_construction),
         model=sql.Literal(model_id),
     )
     with connection.cursor() as cursor:
@@ -749,7 +750,7 @@ def main() -> None:
 
     from knowledge.embedding import get_embedder
     from knowledge.models import Chunk
-    from knowledge.vector_index import HNSW_EF_CONSTRUCTION, HNSW_M, index_name
+    from knowledge.vector_index import build_parameters, index_name
 
     model_id = get_embedder().model_id
     half = index_name(model_id).replace("chunk_hnsw_", "chunk_hnsw_half_")
@@ -757,7 +758,7 @@ def main() -> None:
         derived_check(rows, vectors, real)
         built = load(rows, vectors, model_id, args.build_mem)
         print(
-            f"  HNSW index (m={HNSW_M}, ef_construction={HNSW_EF_CONSTRUCTION}, "
+            f"  HNSW index (m={build_parameters()[0]}, ef_construction={build_parameters()[1]}, "
             f"maintenance_work_mem {args.build_mem}) built in {built:.0f} s",
             flush=True,
         )

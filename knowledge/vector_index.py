@@ -9,15 +9,21 @@ predicate (with the model id as a literal) so the planner can use it.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import connection, transaction
 from psycopg import sql
 
-# HNSW build parameters (pgvector's defaults are m=16, ef_construction=64). Measured on 100,000
-# chunks by benchmarks/retrieval_scale.py: see the recall figures there before changing them.
-HNSW_M = 16
-HNSW_EF_CONSTRUCTION = 64
 _LOCK_CLASS = 0x6B69  # advisory lock namespace ("ki") for creating vector indexes
+
+
+def build_parameters() -> tuple[int, int]:
+    """(m, ef_construction) for new HNSW indexes: ``KB_HNSW_M``, ``KB_HNSW_EF_CONSTRUCTION``.
+    benchmarks/retrieval_scale.py measures recall for them; the README's sizing table says
+    what a denser graph costs."""
+    return settings.HNSW_M, settings.HNSW_EF_CONSTRUCTION
 
 
 def index_name(model_id: str) -> str:
@@ -48,18 +54,149 @@ def ensure_vector_index(model_id: str, dimensions: int) -> None:
         cursor.execute(_create_statement(model_id, dimensions).as_string(cursor.connection))
 
 
-def _create_statement(model_id: str, dimensions: int) -> sql.Composed:
+def _create_statement(
+    model_id: str, dimensions: int, *, name: str = "", concurrently: bool = False
+) -> sql.Composed:
+    m, ef_construction = build_parameters()
     return sql.SQL(
-        "CREATE INDEX IF NOT EXISTS {name} ON knowledge_chunk USING hnsw "
+        "CREATE INDEX {how} IF NOT EXISTS {name} ON knowledge_chunk USING hnsw "
         "((embedding::vector({dims})) vector_cosine_ops) WITH (m = {m}, ef_construction = {ef}) "
         "WHERE embedding_model = {model}"
     ).format(
-        name=sql.Identifier(index_name(model_id)),
+        how=sql.SQL("CONCURRENTLY" if concurrently else ""),
+        name=sql.Identifier(name or index_name(model_id)),
         dims=sql.Literal(int(dimensions)),
-        m=sql.Literal(HNSW_M),
-        ef=sql.Literal(HNSW_EF_CONSTRUCTION),
+        m=sql.Literal(m),
+        ef=sql.Literal(ef_construction),
         model=sql.Literal(model_id),
     )
+
+
+@dataclass(frozen=True)
+class VectorIndex:
+    model_id: str
+    name: str
+    dimensions: int | None
+    m: int
+    ef_construction: int
+    size: int  # bytes
+
+    @property
+    def current(self) -> bool:
+        """Built with the parameters configured now."""
+        return (self.m, self.ef_construction) == build_parameters()
+
+
+def vector_indexes() -> list[VectorIndex]:
+    """The HNSW index of each embedding model the chunks hold, with its build parameters
+    (pgvector's defaults when the index names none) and size."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT DISTINCT embedding_model FROM knowledge_chunk "
+            "WHERE embedding_model <> '' ORDER BY 1"
+        )
+        models = [row[0] for row in cursor.fetchall()]
+    found = []
+    for model_id in models:
+        name = index_name(model_id)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT coalesce(c.reloptions, '{}'), pg_relation_size(c.oid) FROM pg_class c "
+                "WHERE c.oid = to_regclass(%s)",
+                [name],
+            )
+            row = cursor.fetchone()
+        if row is None:
+            continue
+        options = dict(option.split("=", 1) for option in row[0])
+        found.append(
+            VectorIndex(
+                model_id,
+                name,
+                stored_dimensions(model_id),
+                int(options.get("m", 16)),
+                int(options.get("ef_construction", 64)),
+                int(row[1]),
+            )
+        )
+    return found
+
+
+def rebuild_vector_index(
+    index: VectorIndex,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    memory: str = "1GB",
+) -> None:
+    """Build ``index`` again with the configured parameters, beside the old one (CREATE INDEX
+    CONCURRENTLY: searches and ingests go on with the old one meanwhile), then put the new one
+    in its place. ``progress(done, total)`` is called about once a second with the blocks of
+    the chunk table the build has read (PostgreSQL's progress view). ``memory`` is the build's
+    ``maintenance_work_mem``: a graph that does not fit is built much more slowly. Runs outside
+    a transaction."""
+    if index.dimensions is None:
+        return
+    fresh = index.name + "_new"
+    drop = "DROP INDEX CONCURRENTLY IF EXISTS {}"
+    with connection.cursor() as cursor:
+        # A build killed before (an invalid index of that name) would block this one.
+        cursor.execute(sql.SQL(drop).format(sql.Identifier(fresh)).as_string(cursor.connection))
+        cursor.execute("SELECT set_config('maintenance_work_mem', %s, false)", [memory])
+        statement = _create_statement(
+            index.model_id, index.dimensions, name=fresh, concurrently=True
+        ).as_string(cursor.connection)
+    try:
+        _with_progress(lambda: _execute(statement), progress)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET maintenance_work_mem")
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(sql.SQL("DROP INDEX {}").format(sql.Identifier(index.name)))
+        cursor.execute(
+            sql.SQL("ALTER INDEX {} RENAME TO {}").format(
+                sql.Identifier(fresh), sql.Identifier(index.name)
+            )
+        )
+
+
+def _execute(statement: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(statement)
+
+
+def _with_progress(run: Callable[[], None], progress: Callable[[int, int], None] | None) -> None:
+    """Run ``run`` while a thread (its own database connection) reports the index build's
+    progress."""
+    if progress is None:
+        run()
+        return
+    import threading
+
+    from django.db import connections
+
+    done = threading.Event()
+
+    def watch() -> None:
+        try:
+            while not done.wait(1.0):
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        "SELECT blocks_done, blocks_total FROM pg_stat_progress_create_index "
+                        "WHERE relid = 'knowledge_chunk'::regclass"
+                    )
+                    row = cursor.fetchone()
+                if row and row[1]:
+                    progress(int(row[0]), int(row[1]))
+        finally:
+            connections.close_all()  # this thread's connection
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        run()
+    finally:
+        done.set()
+        watcher.join()
 
 
 def drop_vector_index(model_id: str) -> None:

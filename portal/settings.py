@@ -447,6 +447,16 @@ SEARCH_FOLLOWER_SHARE = env_float("KB_SEARCH_FOLLOWER_SHARE", 0.8)
 SEARCH_CASCADE = env_bool("KB_SEARCH_CASCADE", True)
 RRF_K = env_int("KB_RRF_K", 60, minimum=1)
 HNSW_EF_SEARCH = env_int("KB_HNSW_EF_SEARCH", 400, minimum=10, maximum=1000)
+# HNSW build parameters (pgvector's defaults). A denser graph finds more of the true nearest
+# chunks at the same ef_search, for a longer build and bigger inserts (README, sizing); an
+# existing index keeps its own until `manage.py vector_index --rebuild`.
+HNSW_M = env_int("KB_HNSW_M", 16, minimum=2, maximum=100)
+HNSW_EF_CONSTRUCTION = env_int("KB_HNSW_EF_CONSTRUCTION", 64, minimum=4, maximum=1000)
+if HNSW_EF_CONSTRUCTION < 2 * HNSW_M:
+    raise ImproperlyConfigured(
+        f"KB_HNSW_EF_CONSTRUCTION={HNSW_EF_CONSTRUCTION} must be at least twice "
+        f"KB_HNSW_M={HNSW_M} (pgvector's rule)"
+    )
 LEXICAL_CANDIDATE_BUDGET = env_int("KB_LEXICAL_CANDIDATE_BUDGET", 2000, minimum=100)
 LEXICAL_PREFILTER = env_int("KB_LEXICAL_PREFILTER", 300, minimum=0)  # 0: score every candidate
 RERANKER = env_choice("KB_RERANKER", "none", ("none", "flag", "cross-encoder"))

@@ -115,6 +115,11 @@ def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         ("REDIS_URL", "http://example", "REDIS_URL='http://example' is not a valid URL"),
         ("KB_DEBUG", "maybe", "KB_DEBUG='maybe' is not a boolean"),
         ("KB_PORT", "eighty", "KB_PORT='eighty' is not a whole number"),
+        (
+            "KB_HNSW_EF_CONSTRUCTION",
+            "20",
+            "KB_HNSW_EF_CONSTRUCTION=20 must be at least twice KB_HNSW_M=16",
+        ),
     ],
 )
 def test_bad_configuration_fails_with_one_readable_line(variable, value, expected):
