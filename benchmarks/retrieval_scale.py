@@ -757,8 +757,9 @@ def main() -> None:
     if not Chunk.objects.exists():
         derived_check(rows, vectors, real)
         built = load(rows, vectors, model_id, args.build_mem)
+        m, ef_construction = build_parameters()
         print(
-            f"  HNSW index (m={build_parameters()[0]}, ef_construction={build_parameters()[1]}, "
+            f"  HNSW index (m={m}, ef_construction={ef_construction}, "
             f"maintenance_work_mem {args.build_mem}) built in {built:.0f} s",
             flush=True,
         )

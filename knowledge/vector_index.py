@@ -9,11 +9,12 @@ predicate (with the model id as a literal) so the planner can use it.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection, connections, transaction
 from psycopg import sql
 
 _LOCK_CLASS = 0x6B69  # advisory lock namespace ("ki") for creating vector indexes
@@ -170,10 +171,6 @@ def _with_progress(run: Callable[[], None], progress: Callable[[int, int], None]
     if progress is None:
         run()
         return
-    import threading
-
-    from django.db import connections
-
     done = threading.Event()
 
     def watch() -> None:
