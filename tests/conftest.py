@@ -22,6 +22,23 @@ ARTIFACTS = Path(os.environ.get("KB_ARTIFACTS_DIR", ROOT / "artifacts"))
 PASSWORD = "correct-horse-battery-staple"
 
 
+# --- per-process caches of search() -------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _fresh_search_caches() -> Iterator[None]:
+    """search() reads the stored embedding models and dimensions once a minute per process; a
+    test that stored vectors of another model (the served embedder, a tiny test model) would
+    otherwise make the next tests in that minute refuse the configured model."""
+    from knowledge.retrieval import search as search_module
+
+    search_module._stored_models.cache_clear()
+    search_module._stored_dimensions.cache_clear()
+    yield
+    search_module._stored_models.cache_clear()
+    search_module._stored_dimensions.cache_clear()
+
+
 # --- personas: alice the admin, bob a reader, eve outside ---------------------------------------
 
 

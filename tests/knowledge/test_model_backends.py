@@ -354,17 +354,6 @@ def test_both_reranker_backends_score_the_same_model_alike(flag_reranker, st_rer
 # --- the pipeline ---------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def fresh_search_caches():
-    # search.py caches the set of stored embedding models per minute; rows that other tests
-    # rolled back may still be in it and would make this search refuse the tiny model.
-    from knowledge.retrieval import search as search_module
-
-    search_module._stored_models.cache_clear()
-    yield
-    search_module._stored_models.cache_clear()
-
-
 def _ingest_handbook(embedder) -> dict:
     """Register and ingest HANDBOOK with ``embedder``; its chunks by primary key."""
     from knowledge.ingest.pipeline import ingest_version
@@ -380,9 +369,7 @@ def _ingest_handbook(embedder) -> dict:
 
 
 @pytest.mark.django_db
-def test_bge_m3_ingest_and_search_use_sparse_weights_and_rerank(
-    m3_embedder, flag_reranker, fresh_search_caches
-):
+def test_bge_m3_ingest_and_search_use_sparse_weights_and_rerank(m3_embedder, flag_reranker):
     from knowledge.retrieval.search import search
 
     chunks = _ingest_handbook(m3_embedder)
