@@ -98,6 +98,15 @@ def _links_section(passage: Passage) -> bool:
     return bool(_LINK_HEADINGS.match(last_heading)) or is_link_only(passage.text)
 
 
+def section_within(title: str, heading: str) -> str:
+    """The heading path below the document's own title: a Markdown page's first heading is its
+    title, and "**Кэш (Cache)** — Кэш (Cache)" says the title twice."""
+    parts = [p.strip() for p in heading.split(" › ")] if heading else []
+    if parts and parts[0] == title.strip():
+        parts = parts[1:]
+    return " › ".join(p for p in parts if p)
+
+
 def extractive_answer(
     question: str, passages: list[Passage], *, russian: bool, notice: str = ""
 ) -> str:
@@ -110,11 +119,8 @@ def extractive_answer(
     quotable = [p for p in passages if not _links_section(p)] or passages
     for passage in quotable[:3]:
         quote = best_quote(question, passage.text)
-        where = (
-            f"**{passage.title}** — {passage.heading}"
-            if passage.heading
-            else f"**{passage.title}**"
-        )
+        section = section_within(passage.title, passage.heading)
+        where = f"**{passage.title}** — {section}" if section else f"**{passage.title}**"
         if quote.lstrip().startswith("|") or "\n|" in quote:
             parts.append(f"{where} [{passage.number}]\n\n{quote}")
         else:

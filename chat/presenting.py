@@ -8,6 +8,7 @@ from django.utils.html import escape
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from chat.extractive import section_within
 from chat.models import Message
 from portal.markdown import render_markdown
 
@@ -29,7 +30,8 @@ def answer_html(message: Message, sources: list) -> str:
         source = by_number.get(int(match.group(1)))
         if source is None:
             return match.group(0)
-        title = escape(f"{source.title} — {source.heading}")
+        section = section_within(source.title, source.heading)
+        title = escape(f"{source.title} — {section}" if section else source.title)
         return f'<a class="cite" href="{escape(source.url)}" title="{title}">[{source.number}]</a>'
 
     # Only in text between tags: a "[1]" inside an attribute (a code block's class, a link's

@@ -36,6 +36,9 @@ def test_ask_without_an_llm_gives_an_extractive_answer_with_sources(demo_kb):
     assert "Верификация" in first["document"]
     assert first["url"].startswith(f"/documents/{first['document_id']}/?version=")
     assert any(s["cited"] for s in result["sources"])
+    # A page's first heading is its title: a quote's label says it once, then the section.
+    for source in result["sources"]:
+        assert f"**{source['document']}** — {source['document']}" not in result["answer"]
 
 
 def test_answer_from_the_llm_cites_sources_fenced_as_data_after_the_system_rules(
