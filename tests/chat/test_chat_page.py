@@ -124,3 +124,23 @@ def test_a_partial_answer_shows_what_is_missing_and_the_nearest_passages(tmp_pat
         screenshot(page, "chat-partial-answer")
     finally:
         server.stop()
+
+
+def test_a_refusal_says_so_and_its_tiles_are_captioned_as_nearest_topics(tmp_path, bob, page):
+    ingest_small_kb(tmp_path)
+    server = PortalServer()
+    try:
+        login(page, server.url, "bob")
+        _ask(page, "Как испечь шарлотку с яблоками?")
+        answer = page.locator(".turn").last.locator(".bubble.answer[data-outcome]")
+        answer.wait_for(timeout=30_000)
+        assert answer.get_attribute("data-outcome") == "refusal"
+        assert "В документах базы знаний нет ответа" in answer.inner_text()
+        # The tiles are the nearest headings, not an answer: the page says what they are.
+        assert answer.locator("button.tile").count() >= 1
+        caption = answer.locator("p.muted", has_text="Nearest topics in the documents")
+        assert caption.count() == 1
+        assert answer.locator(".sources").count() == 0
+        screenshot(page, "chat-refusal")
+    finally:
+        server.stop()
