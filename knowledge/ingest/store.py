@@ -24,6 +24,7 @@ from django.utils import timezone
 from knowledge import documentstats, synonyms, termstats
 from knowledge.chunking import ChunkDraft
 from knowledge.embedding import Embedder
+from knowledge.identifiers import lexical_text
 from knowledge.ingest.registration import title_from_path
 from knowledge.models import Chunk, Document, DocumentVersion
 from knowledge.parsing.base import ParsedDocument
@@ -40,7 +41,8 @@ class ClaimLost(Exception):
 def search_vectors(
     title: str, language: str, drafts: Sequence[ChunkDraft]
 ) -> list[tuple[str, int]]:
-    """(tsvector text, lexeme count) per draft: heading path weight A, title B, body D."""
+    """(tsvector text, lexeme count) per draft: heading path weight A, title B, body D, each
+    read with its identifiers' parts (``knowledge.identifiers``)."""
     if not drafts:
         return []
     with connection.cursor() as cursor:
@@ -56,10 +58,10 @@ def search_vectors(
             [
                 language,
                 language,
-                title,
+                lexical_text(title),
                 language,
-                [" ".join(d.heading_path) for d in drafts],
-                [d.text for d in drafts],
+                [lexical_text(" ".join(d.heading_path)) for d in drafts],
+                [lexical_text(d.text) for d in drafts],
             ],
         )
         return cursor.fetchall()
@@ -286,16 +288,23 @@ def refresh_document_vectors(document_ids: list[int] | None = None) -> None:
             + ("WHERE id = ANY(%s)" if document_ids else ""),
             params,
         )
+        # The body part (weight D) of each chunk's vector, in order, up to DOCUMENT_TEXT_LIMIT
+        # characters of text: the words the chunks were indexed by (identifiers' parts
+        # included), without parsing the document's text a second time.
         cursor.execute(
             f"""
             UPDATE knowledge_document d SET search_vector = s.v, lexeme_count = coalesce(length(s.v), 0)
             FROM (
                 SELECT d2.id, setweight(to_tsvector(d2.language::regconfig, d2.title), 'A')
-                       || to_tsvector(d2.language::regconfig, left(string_agg(c.text, E'\\n'
-                          ORDER BY c.position), %s)) AS v
+                       || kb_tsvector_agg(ts_filter(c.search_vector, '{{d}}') ORDER BY c.position) AS v
                 FROM knowledge_document d2
-                JOIN knowledge_chunk c ON c.document_id = d2.id AND c.searchable
-                     AND c.block_type <> 'row'
+                JOIN LATERAL (
+                    SELECT c.search_vector, c.position,
+                           sum(length(c.text)) OVER (ORDER BY c.position) - length(c.text) AS before
+                    FROM knowledge_chunk c
+                    WHERE c.document_id = d2.id AND c.searchable AND c.block_type <> 'row'
+                          AND c.search_vector IS NOT NULL
+                ) c ON c.before < %s
                 WHERE true {only} GROUP BY d2.id, d2.language, d2.title
             ) s WHERE d.id = s.id
             """,

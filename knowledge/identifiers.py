@@ -1,0 +1,48 @@
+"""Identifiers in the text PostgreSQL's full-text parser reads as one token, or drops.
+
+The parser reads a dotted name as one "host" or "file" token: "Item.cs" gives the lexeme
+``item.cs``, "ItemDetailPage.xaml.cs" ``itemdetailpage.xaml.cs``,
+"System.Collections.Generic.IEnumerable" one lexeme too; and a generic type parameter is an
+HTML tag to it, dropped: "ObservableCollection<Item>" gives ``observablecollect`` alone. A
+question naming "класс Item", "ItemDetailPage" or "IEnumerable" then finds no chunk by those
+words, though the specification's tables name them on every row.
+
+``lexical_text`` is what the full-text vector of a chunk is computed from: the text as it is,
+each such identifier followed by its parts ("Item.cs Item cs", "ObservableCollection<Item>
+Item"), so both the whole name and each part are lexemes. The stored text, the quotes and the
+embeddings are not touched. Parts of one letter ("U.S.", "e.g.") are not identifiers.
+"""
+
+from __future__ import annotations
+
+import re
+
+_PART = r"[A-Za-z_][A-Za-z0-9_]*"
+# A dotted name of two or more parts ("Item.cs", "App.xaml.cs", "System.Collections.Generic").
+_DOTTED = re.compile(rf"(?<![\w.]){_PART}(?:\.{_PART})+(?![\w])")
+# A type parameter list ("<Item>", "<string, Item>", "<Dictionary.Entry>").
+_GENERIC = re.compile(rf"<\s*({_PART}(?:\.{_PART})*(?:\s*,\s*{_PART}(?:\.{_PART})*)*)\s*>")
+_SPLIT = re.compile(r"[.,\s]+")
+
+
+def parts(identifier: str) -> list[str]:
+    """The words of a dotted or listed identifier, each of two characters or more."""
+    return [p for p in _SPLIT.split(identifier) if len(p) >= 2]
+
+
+def lexical_text(text: str) -> str:
+    """``text`` with each dotted identifier and type parameter list followed by its parts."""
+    if "." not in text and "<" not in text:
+        return text
+
+    def dotted(match: re.Match[str]) -> str:
+        words = parts(match.group(0))
+        if len(words) < 2 or any(len(p) < 2 for p in match.group(0).split(".")):
+            return match.group(0)
+        return f"{match.group(0)} {' '.join(words)}"
+
+    def generic(match: re.Match[str]) -> str:
+        words = parts(match.group(1))
+        return f"{match.group(0)} {' '.join(words)} " if words else match.group(0)
+
+    return _GENERIC.sub(generic, _DOTTED.sub(dotted, text))
