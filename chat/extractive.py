@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from knowledge.retrieval.names import named_words
+
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
 
@@ -82,15 +84,34 @@ def _table_excerpt(text: str, question: str, limit: int) -> str:
     # The header row and its separator come first even after a caption above the table.
     table = [line for line in lines if line.startswith("|")]
     header, rows = table[:2], table[2:]
+    if rows and _title_row(header[0]):
+        # A title row across the table ("| Поля | | |"): the column names are the next row.
+        header, rows = [*header, rows[0]], rows[1:]
     wanted = {_stem(w) for w in _WORD.findall(question)}
-    rows.sort(key=lambda r: -len(wanted & {_stem(w) for w in _WORD.findall(r)}))
-    kept: list[str] = []
-    for row in rows:
-        if sum(len(r) for r in kept) + len(row) > limit * 2 and kept:
+    # A row naming what the question names ("поле Link") before rows sharing only its words.
+    names = {n.casefold() for n in named_words(question)}
+
+    def score(row: str) -> int:
+        words = _WORD.findall(row)
+        named = len(names & {w.casefold() for w in words})
+        return 3 * named + len(wanted & {_stem(w) for w in words})
+
+    best = sorted(range(len(rows)), key=lambda i: -score(rows[i]))
+    if best and score(rows[best[0]]) >= 3:  # rows naming the thing asked about: those rows
+        best = [i for i in best if score(rows[i]) >= 3]
+    kept: list[int] = []
+    for i in best:
+        if sum(len(rows[k]) for k in kept) + len(rows[i]) > limit * 2 and kept:
             break
-        kept.append(row)
+        kept.append(i)
     caption = [line for line in lines if line.strip() and not line.startswith("|")][:1]
-    return "\n".join(caption + header + kept)
+    return "\n".join(caption + header + [rows[i] for i in sorted(kept)])  # in table order
+
+
+def _title_row(row: str) -> bool:
+    """A Markdown row with one filled cell of three or more (a merged title row)."""
+    cells = [c.strip() for c in row.strip().strip("|").split("|")]
+    return len(cells) >= 3 and sum(1 for c in cells if c) == 1
 
 
 def _links_section(passage: Passage) -> bool:

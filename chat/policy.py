@@ -163,16 +163,23 @@ _QUESTION_WORD = re.compile(
 
 
 def _one_meaning(question: str, leaders: list) -> bool:
-    """The candidates do not mean different things when an identifier of the question is in
-    the best chunk, or only one leading document has the question's term in its title (the
-    page that defines it)."""
+    """The candidates do not mean different things when an identifier of the question, or every
+    name it gives, is in the best chunk, or only one leading document has the question's term
+    in its title (the page that defines it)."""
     from chat.answerability import is_identifier
+    from knowledge.retrieval.names import named_words
     from knowledge.versions.naming import stem
 
     if not leaders:
         return True
+    best = leaders[0].text.casefold()
     identifiers = [w for w in re.findall(r"[\w.]+", question) if is_identifier(w)]
-    if any(i.casefold() in leaders[0].text.casefold() for i in identifiers):
+    if any(i.casefold() in best for i in identifiers):
+        return True
+    # Every name the question gives (a Latin word in a Russian question: "поле Link класса
+    # Item") is in the best chunk: it is about that thing, whatever else scores alike.
+    names = [w for w in named_words(question) if len(w) >= 3]
+    if names and all(name.casefold() in best for name in names):
         return True
     terms = {stem(w) for w in re.findall(r"\w{4,}", question)}
     titled = {

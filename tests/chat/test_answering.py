@@ -51,6 +51,17 @@ def test_a_class_named_without_its_file_extension_is_answered_with_its_table(dem
     assert "класса Item.cs" in first_quote, result["answer"][:600]
 
 
+def test_a_field_of_a_class_is_answered_with_its_row_under_the_column_names(demo_kb):
+    # Names in Latin letters say which thing is asked about: not asked back, and of the table
+    # only the row naming the field, under the table's column names (its first row is a title).
+    result = ask_json("Какой тип у поля Link класса Item?")
+    assert result["clarification"] is None and result["outcome"] == "answer", result["answer"]
+    first_quote = result["answer"].split("[1]", 1)[1].split("[2]", 1)[0]
+    assert "| Link |" in first_quote and "Ссылка на мероприятие" in first_quote
+    assert "| Имя |" in first_quote  # the column names
+    assert "| Day |" not in first_quote and "| Header |" not in first_quote
+
+
 def test_answer_from_the_llm_cites_sources_fenced_as_data_after_the_system_rules(
     demo_kb, conversation, llm, llm_server
 ):
