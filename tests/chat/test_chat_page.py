@@ -106,41 +106,43 @@ def test_clarification_tiles_in_the_browser_answer_from_the_chosen_document(bob,
         server.stop()
 
 
-def test_a_partial_answer_shows_what_is_missing_and_the_nearest_passages(tmp_path, bob, page):
+@pytest.fixture
+def small_kb_portal(tmp_path, bob):
+    """The portal serving the small knowledge base, Bob a reader."""
     ingest_small_kb(tmp_path)
     server = PortalServer()
-    try:
-        login(page, server.url, "bob")
-        _ask(page, "Сколько дней длится приёмка приложения по ПМИ?")
-        answer = page.locator(".turn").last.locator(".bubble.answer[data-outcome]")
-        answer.wait_for(timeout=30_000)
-        assert answer.get_attribute("data-outcome") == "partial"
-        text = answer.inner_text()
-        assert "В документах описано" in text and "но не указано срок или длительность" in text
-        assert "Программа и методика испытаний" in text
-        sources = answer.locator(".sources a.source-link")
-        assert sources.count() >= 1
-        assert all("Программа и методика испытаний" in s.inner_text() for s in sources.all())
-        screenshot(page, "chat-partial-answer")
-    finally:
-        server.stop()
+    yield server
+    server.stop()
 
 
-def test_a_refusal_says_so_and_its_tiles_are_captioned_as_nearest_topics(tmp_path, bob, page):
-    ingest_small_kb(tmp_path)
-    server = PortalServer()
-    try:
-        login(page, server.url, "bob")
-        _ask(page, "Как испечь шарлотку с яблоками?")
-        answer = page.locator(".turn").last.locator(".bubble.answer[data-outcome]")
-        answer.wait_for(timeout=30_000)
-        assert answer.get_attribute("data-outcome") == "refusal"
-        assert "В документах базы знаний нет ответа" in answer.inner_text()
-        # The tiles are the nearest headings, not an answer: the page says what they are.
-        assert answer.locator("button.tile").count() >= 1
-        caption = answer.locator("p.muted", has_text="Nearest topics in the documents")
-        assert caption.count() == 1
-        assert answer.locator(".sources").count() == 0
-        screenshot(page, "chat-refusal")
-    finally:
-        server.stop()
+def _answer(server, page, question: str):
+    """Bob's answer bubble to ``question``, once done."""
+    login(page, server.url, "bob")
+    _ask(page, question)
+    answer = page.locator(".turn").last.locator(".bubble.answer[data-outcome]")
+    answer.wait_for(timeout=30_000)
+    return answer
+
+
+def test_a_partial_answer_shows_what_is_missing_and_the_nearest_passages(small_kb_portal, page):
+    answer = _answer(small_kb_portal, page, "Сколько дней длится приёмка приложения по ПМИ?")
+    assert answer.get_attribute("data-outcome") == "partial"
+    text = answer.inner_text()
+    assert "В документах описано" in text and "но не указано срок или длительность" in text
+    assert "Программа и методика испытаний" in text
+    sources = answer.locator(".sources a.source-link")
+    assert sources.count() >= 1
+    assert all("Программа и методика испытаний" in s.inner_text() for s in sources.all())
+    screenshot(page, "chat-partial-answer")
+
+
+def test_a_refusal_says_so_and_its_tiles_are_captioned_as_nearest_topics(small_kb_portal, page):
+    answer = _answer(small_kb_portal, page, "Как испечь шарлотку с яблоками?")
+    assert answer.get_attribute("data-outcome") == "refusal"
+    assert "В документах базы знаний нет ответа" in answer.inner_text()
+    # The tiles are the nearest headings, not an answer: the page says what they are.
+    assert answer.locator("button.tile").count() >= 1
+    caption = answer.locator("p.muted", has_text="Nearest topics in the documents")
+    assert caption.count() == 1
+    assert answer.locator(".sources").count() == 0
+    screenshot(page, "chat-refusal")
