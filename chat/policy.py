@@ -155,6 +155,8 @@ def clarification_tiles(result: SearchResult, question: str) -> list[Tile]:
     return tiles
 
 
+_LATIN = re.compile(r"^[A-Za-z]")
+_CYRILLIC = re.compile(r"[А-ЯЁа-яё]")
 _QUESTION_WORD = re.compile(
     r"\?|\b(?:что|как|какой|какая|какое|какие|зачем|почему|где|когда|кто|чем|сколько|"
     r"what|how|which|why|where|when|who)\b",
@@ -176,10 +178,11 @@ def _one_meaning(question: str, leaders: list) -> bool:
     identifiers = [w for w in re.findall(r"[\w.]+", question) if is_identifier(w)]
     if any(i.casefold() in best for i in identifiers):
         return True
-    # Every name the question gives (a Latin word in a Russian question: "поле Link класса
-    # Item") is in the best chunk: it is about that thing, whatever else scores alike.
-    names = [w for w in named_words(question) if len(w) >= 3]
-    if names and all(name.casefold() in best for name in names):
+    # Every name a Russian question gives in Latin letters ("поле Link класса Item") is in the
+    # best chunk: it is about that thing, whatever else scores alike. (A capitalised Russian
+    # word, "Протокол", may be a common noun: it does not count here.)
+    names = [w for w in named_words(question) if len(w) >= 3 and _LATIN.match(w)]
+    if _CYRILLIC.search(question) and names and all(name.casefold() in best for name in names):
         return True
     terms = {stem(w) for w in re.findall(r"\w{4,}", question)}
     titled = {

@@ -213,6 +213,13 @@ def test_an_ambiguous_question_is_asked_back_with_a_tile_per_meaning(db, convers
     assert not message.sources.exists()
 
 
+def test_a_capitalised_common_noun_is_still_asked_back(db, conversation):
+    # Only Latin names in a Russian question settle the meaning ("поле Link класса Item").
+    _two_meanings()
+    message = answer_now(conversation, "Что такое Протокол?", user=conversation.user, llm=None)
+    assert message.outcome == Message.Outcome.CLARIFICATION, message.answer
+
+
 def test_a_clear_question_is_not_asked_back(db, conversation):
     _two_meanings()
     message = answer_now(
