@@ -88,16 +88,16 @@ def _table_excerpt(text: str, question: str, limit: int) -> str:
         # A title row across the table ("| Поля | | |"): the column names are the next row.
         header, rows = [*header, rows[0]], rows[1:]
     wanted = {_stem(w) for w in _WORD.findall(question)}
-    # A row naming what the question names ("поле Link") before rows sharing only its words.
+    # A row labelled with what the question names ("поле Link": the row "| Link | ...") before
+    # rows sharing only its words; a name elsewhere in a row ("POST" in "courier | post") is a word.
     names = {n.casefold() for n in named_words(question)}
 
     def score(row: str) -> int:
-        words = _WORD.findall(row)
-        named = len(names & {w.casefold() for w in words})
-        return 3 * named + len(wanted & {_stem(w) for w in words})
+        named = len(names & {w.casefold() for w in _WORD.findall(_row_label(row))})
+        return 3 * named + len(wanted & {_stem(w) for w in _WORD.findall(row)})
 
     best = sorted(range(len(rows)), key=lambda i: -score(rows[i]))
-    if best and score(rows[best[0]]) >= 3:  # rows naming the thing asked about: those rows
+    if best and score(rows[best[0]]) >= 3:  # rows labelled with the thing asked about: those
         best = [i for i in best if score(rows[i]) >= 3]
     kept: list[int] = []
     for i in best:
@@ -106,6 +106,11 @@ def _table_excerpt(text: str, question: str, limit: int) -> str:
         kept.append(i)
     caption = [line for line in lines if line.strip() and not line.startswith("|")][:1]
     return "\n".join(caption + header + [rows[i] for i in sorted(kept)])  # in table order
+
+
+def _row_label(row: str) -> str:
+    """A Markdown row's first filled cell: what the row is about (a field, a parameter)."""
+    return next((c.strip() for c in row.strip().strip("|").split("|") if c.strip()), "")
 
 
 def _title_row(row: str) -> bool:
