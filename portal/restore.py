@@ -6,9 +6,9 @@ with ``force``) and for other sessions (a running portal or worker); the dump is
 transaction, so a failing restore leaves the database as it was; the stored files are copied
 back; and ``migrate`` brings an older backup up to the current schema.
 
-The restore empties the portal's tables itself instead of ``pg_restore --clean``: ``--clean``
-drops only what the dump holds, and a table added by a newer migration would survive and make
-``migrate`` fail on it. Extensions stay (pgvector may need a superuser to create on an external
+The restore empties the portal's tables (and drops its own SQL routines) itself instead of
+``pg_restore --clean``: ``--clean`` drops only what the dump holds, and a table added by a newer
+migration would survive and make ``migrate`` fail on it. Extensions stay (pgvector may need a superuser to create on an external
 server), and the extension's comment is skipped for the same reason.
 """
 
@@ -67,6 +67,18 @@ BEGIN
       CASE item.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW'
         WHEN 'S' THEN 'SEQUENCE' WHEN 'f' THEN 'FOREIGN TABLE' ELSE 'TABLE' END,
       item.relname);
+  END LOOP;
+  -- The portal's own SQL routines (the aggregate kb_tsvector_agg), not an extension's.
+  FOR item IN
+    SELECT p.oid::regprocedure::text AS signature, p.prokind FROM pg_proc p
+    JOIN pg_namespace n ON n.oid = p.pronamespace
+    WHERE n.nspname = 'public'
+      AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass
+                      AND d.objid = p.oid AND d.deptype = 'e')
+  LOOP
+    EXECUTE format('DROP %s IF EXISTS %s CASCADE',
+      CASE item.prokind WHEN 'a' THEN 'AGGREGATE' WHEN 'p' THEN 'PROCEDURE' ELSE 'FUNCTION' END,
+      item.signature);
   END LOOP;
 END
 $reset$;
