@@ -155,8 +155,6 @@ def clarification_tiles(result: SearchResult, question: str) -> list[Tile]:
     return tiles
 
 
-_LATIN = re.compile(r"^[A-Za-z]")
-_CYRILLIC = re.compile(r"[А-ЯЁа-яё]")
 _QUESTION_WORD = re.compile(
     r"\?|\b(?:что|как|какой|какая|какое|какие|зачем|почему|где|когда|кто|чем|сколько|"
     r"what|how|which|why|where|when|who)\b",
@@ -169,7 +167,7 @@ def _one_meaning(question: str, leaders: list) -> bool:
     name it gives, is in the best chunk, or only one leading document has the question's term
     in its title (the page that defines it)."""
     from chat.answerability import is_identifier
-    from knowledge.retrieval.names import named_words
+    from knowledge.retrieval.names import latin_names
     from knowledge.versions.naming import stem
 
     if not leaders:
@@ -181,8 +179,8 @@ def _one_meaning(question: str, leaders: list) -> bool:
     # Every name a Russian question gives in Latin letters ("поле Link класса Item") is in the
     # best chunk: it is about that thing, whatever else scores alike. (A capitalised Russian
     # word, "Протокол", may be a common noun: it does not count here.)
-    names = [w for w in named_words(question) if len(w) >= 3 and _LATIN.match(w)]
-    if _CYRILLIC.search(question) and names and all(name.casefold() in best for name in names):
+    names = [w for w in latin_names(question) if len(w) >= 3]
+    if names and all(name.casefold() in best for name in names):
         return True
     terms = {stem(w) for w in re.findall(r"\w{4,}", question)}
     titled = {

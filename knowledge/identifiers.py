@@ -36,10 +36,9 @@ def lexical_text(text: str) -> str:
         return text
 
     def dotted(match: re.Match[str]) -> str:
-        words = parts(match.group(0))
-        if len(words) < 2 or any(len(p) < 2 for p in match.group(0).split(".")):
+        if any(len(p) < 2 for p in match.group(0).split(".")):  # "U.S", "e.g"
             return match.group(0)
-        return f"{match.group(0)} {' '.join(words)}"
+        return f"{match.group(0)} {' '.join(parts(match.group(0)))}"
 
     def generic(match: re.Match[str]) -> str:
         words = parts(match.group(1))

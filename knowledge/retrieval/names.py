@@ -33,3 +33,11 @@ def named_words(question: str) -> list[str]:
         if (capital or latin_in_russian) and word not in found:
             found.append(word)
     return found
+
+
+def latin_names(question: str) -> list[str]:
+    """The named words of a Russian question written in Latin letters ("поле Link класса
+    Item" -> Link, Item); none for a question without Cyrillic letters."""
+    if not _CYRILLIC.search(question):
+        return []
+    return [w for w in named_words(question) if _LATIN.match(w)]

@@ -72,8 +72,7 @@ def test_rebuild_applies_the_configured_build_parameters_and_search_still_works(
     [rebuilt] = vector_indexes()
     assert (rebuilt.name, rebuilt.m, rebuilt.ef_construction) == (index.name, 8, 40)
     assert "Rebuilt in" in out.getvalue() and "(as configured)" in out.getvalue()
-    # The dense list runs on the renamed index (the whole search() keeps per-process caches
-    # of the models stored, which other tests' knowledge bases fill).
+    # The dense list runs on the renamed index and finds the page.
     vector = embedder.embed_query("OpenVPN клиент").dense[0]
     scope = q.Scope(q.Filters(), None, embedder.model_id)
     found = q.dense_search(scope, vector, k=2, ef_search=40)
