@@ -22,6 +22,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?…;:])\s+|\n+")
 FLOW_KINDS = {"text", "list", "code"}
 TABLE_KINDS = {"table", "test_case"}
 ROW_UNIT = "row"  # a chunk that is a few rows of a table, searched for its parent piece
+# Chunks whose rows' labels are stored (``meta["labels"]``) for knowledge.retrieval.labels.
+LABELLED_KINDS = frozenset(TABLE_KINDS | {ROW_UNIT})
 
 
 def count_tokens(text: str) -> int:

@@ -43,3 +43,32 @@ def is_figure_table(table: Table) -> bool:
             values += 1
             figures += is_figure_cell(cell)
     return values > 0 and figures >= FIGURE_SHARE * values
+
+
+# A Markdown pipe table's cell boundary: a pipe not escaped by ``md_cell``.
+_PIPE = re.compile(r"(?<!\\)\|")
+_SEPARATOR = re.compile(r"\s*:?-{3,}:?\s*")
+
+
+def row_labels(markdown: str) -> list[str]:
+    """The labels of the rows of the Markdown pipe tables in ``markdown``: each row's first
+    filled cell, when it is not a figure or a nil cell, and the header row's first cell, which
+    often names the rows ("Inventories (1):"; not a column header further right, such as a
+    date); never the separator line. In table order, each once."""
+    labels: list[str] = []
+    header = True  # the next pipe line is a table's header row
+    for line in markdown.splitlines():
+        line = line.strip()
+        if not line.startswith("|"):
+            header = True
+            continue
+        cells = [c.strip() for c in _PIPE.split(line.strip("|"))]
+        if any(cells) and all(_SEPARATOR.fullmatch(c) for c in cells if c):
+            continue
+        label = cells[0] if header else next((c for c in cells if c), "")
+        header = False
+        if label and not is_figure_cell(label) and not _NIL.fullmatch(label):
+            label = label.replace("\\|", "|")
+            if label not in labels:
+                labels.append(label)
+    return labels

@@ -428,6 +428,12 @@ SEARCH_DENSE_WEIGHT = env_float("KB_SEARCH_DENSE_WEIGHT", 0.5)
 SEARCH_DOCUMENT_WEIGHT = env_float("KB_SEARCH_DOCUMENT_WEIGHT", 0.1)
 # Share of a document's BM25 for the question's named words (a company, product, tool name).
 SEARCH_NAME_WEIGHT = env_float("KB_SEARCH_NAME_WEIGHT", 0.05)
+# Weight of a table row whose label (first cell) the question names (knowledge.retrieval.labels).
+SEARCH_LABEL_WEIGHT = env_float("KB_SEARCH_LABEL_WEIGHT", 1.0)
+# ... among the tables of this many best candidate documents.
+SEARCH_LABEL_DOCUMENTS = env_int("KB_SEARCH_LABEL_DOCUMENTS", 8, minimum=1)
+# ... of which this many the dense and lexical lists missed join the candidates.
+SEARCH_LABEL_CANDIDATES = env_int("KB_SEARCH_LABEL_CANDIDATES", 12, minimum=0)
 # Weight (share of idf) of a question term's synonyms read from the documents; 0: no expansion.
 SEARCH_SYNONYM_WEIGHT = env_float("KB_SEARCH_SYNONYM_WEIGHT", 0.25)
 # Pseudo-relevance feedback (PRF): the candidates re-ordered by the N most distinctive words

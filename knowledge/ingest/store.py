@@ -22,11 +22,12 @@ from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from knowledge import documentstats, synonyms, termstats
-from knowledge.chunking import ChunkDraft
+from knowledge.chunking import LABELLED_KINDS, ChunkDraft
 from knowledge.embedding import Embedder
 from knowledge.identifiers import lexical_text
 from knowledge.ingest.registration import title_from_path
 from knowledge.models import Chunk, Document, DocumentVersion
+from knowledge.tables import row_labels
 from knowledge.parsing.base import ParsedDocument
 from knowledge.vector_index import ensure_vector_index
 
@@ -65,6 +66,33 @@ def search_vectors(
             ],
         )
         return cursor.fetchall()
+
+
+def label_lexemes(language: str, texts: Sequence[str]) -> list[list[list[str]]]:
+    """For each text, the lexemes of each of its table rows' labels (``knowledge.tables.
+    row_labels``) under ``language``: what ``knowledge.retrieval.labels`` compares with a
+    question. Labels without a lexeme (a stop word alone) are left out."""
+    labelled = [(i, label) for i, text in enumerate(texts) for label in row_labels(text)]
+    found: list[list[list[str]]] = [[] for _ in texts]
+    if not labelled:
+        return found
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT tsvector_to_array(to_tsvector(%s::regconfig, l)) "
+            "FROM unnest(%s::text[]) WITH ORDINALITY AS u(l, n) ORDER BY n",
+            [language, [label for _, label in labelled]],
+        )
+        for (i, _), (lexemes,) in zip(labelled, cursor.fetchall(), strict=True):
+            if lexemes:
+                found[i].append(sorted(lexemes))
+    return found
+
+
+def label_meta(labels: list[list[str]]) -> dict:
+    """What a table chunk's ``meta`` keeps of its row labels: each label's lexemes
+    (``labels``) and all of them once (``label_words``, which a JSON containment test reads
+    without unpacking the labels)."""
+    return {"labels": labels, "label_words": sorted({x for label in labels for x in label})}
 
 
 def _ensure_index(embedder: Embedder) -> None:
@@ -180,6 +208,10 @@ def _rows(version, parsed, drafts, vectors, lexical, embedder: Embedder) -> list
 
     dense, sparse, keys = vectors
     document = version.document
+    tables = [i for i, d in enumerate(drafts) if d.block_type in LABELLED_KINDS]
+    labels = dict(
+        zip(tables, label_lexemes(parsed.language, [drafts[i].text for i in tables]), strict=True)
+    )
     return [
         Chunk(
             version_id=version.pk,
@@ -197,7 +229,7 @@ def _rows(version, parsed, drafts, vectors, lexical, embedder: Embedder) -> list
             sheet=d.sheet,
             row_start=d.row_start,
             row_end=d.row_end,
-            meta=d.meta,
+            meta={**d.meta, **label_meta(labels[i])} if labels.get(i) else d.meta,
             token_count=d.token_count,
             language=parsed.language,
             embedding=dense[i],

@@ -16,6 +16,7 @@ from knowledge.embedding import Embedder
 from knowledge.retrieval import fusion
 from knowledge.retrieval import sql as q
 from knowledge.retrieval.documents import add_document_evidence, add_name_evidence, document_bm25
+from knowledge.retrieval.labels import add_label_evidence, label_evidence
 from knowledge.retrieval.names import named_words
 from knowledge.retrieval.prf import prf_lexemes, top_documents
 from knowledge.retrieval.types import Candidate
@@ -208,14 +209,12 @@ def _score(
     tick = time.perf_counter()
     idf = lexical.idf
     _complete(candidates, dense_vec, embedder, scope, idf, lexical.avg_length, options)
-    ceiling = lexical.ceiling
-    for c in candidates.values():
-        c.lexical_norm = min(1.0, (c.lexical_score or 0.0) / ceiling) if ceiling else 0.0
-        c.score = fusion.calibrated(
-            c.dense_score if "dense" in options.lists else None,
-            c.lexical_norm if "lexical" in options.lists else None,
-            dense_weight=_dense_weight(options),
-        )
+    _calibrate(candidates.values(), options, lexical.ceiling)
+    if options.label_weight > 0 and options.fusion != "rrf" and "lexical" in options.lists and idf:
+        tock = time.perf_counter()
+        added = _add_labelled_rows(candidates, scope, dense_vec, embedder, options, lexical)
+        _calibrate(added, options, lexical.ceiling)
+        timings["labels"] = timings.get("labels", 0) + _since(tock)
     documents, named = None, {}
     if options.document_weight > 0 and "lexical" in options.lists and idf:
         ids = {c.document_id for c in candidates.values() if c.document_id}
@@ -227,6 +226,47 @@ def _score(
     ranked = _fuse(list(candidates.values()), options, documents, named)
     timings["fusion"] = timings.get("fusion", 0) + _since(tick)
     return ranked
+
+
+def _calibrate(candidates, options: SearchOptions, ceiling: float) -> None:
+    """Each candidate's lexical share of the question's ceiling and its calibrated score."""
+    for c in candidates:
+        c.lexical_norm = min(1.0, (c.lexical_score or 0.0) / ceiling) if ceiling else 0.0
+        c.score = fusion.calibrated(
+            c.dense_score if "dense" in options.lists else None,
+            c.lexical_norm if "lexical" in options.lists else None,
+            dense_weight=_dense_weight(options),
+        )
+
+
+def _add_labelled_rows(
+    candidates: dict[int, Candidate],
+    scope: q.Scope,
+    dense_vec,
+    embedder: Embedder,
+    options: SearchOptions,
+    lexical: _Lexical,
+) -> list[Candidate]:
+    """Give each table and row unit of the best candidates' documents whose row label the
+    question names its ``label_score`` (``knowledge.retrieval.labels``); those the lists did
+    not find join the candidates with both their scores (returned, to be calibrated)."""
+    documents: list[int] = []
+    for c in sorted(candidates.values(), key=lambda c: -c.score):
+        if c.document_id and c.document_id not in documents:
+            documents.append(c.document_id)
+            if len(documents) == settings.SEARCH_LABEL_DOCUMENTS:
+                break
+    found = label_evidence(scope, documents, lexical.own, lexical.idf)
+    # The best labelled chunks the lists missed join them (each needs both its scores).
+    missed = sorted((i for i in found if i not in candidates), key=lambda i: (-found[i][1], i))
+    new = {i: Candidate(i) for i in missed[: settings.SEARCH_LABEL_CANDIDATES]}
+    if new:
+        _complete(new, dense_vec, embedder, scope, lexical.idf, lexical.avg_length, options)
+        candidates.update(new)
+    for chunk_id, (_, evidence) in found.items():
+        if chunk_id in candidates:
+            candidates[chunk_id].label_score = evidence
+    return list(new.values())
 
 
 def _named_evidence(
@@ -321,6 +361,8 @@ def _fuse(
             add_document_evidence(candidates, documents, options.document_weight)
         if named:
             add_name_evidence(candidates, named, options.name_weight)
+        if options.label_weight > 0:
+            add_label_evidence(candidates, options.label_weight, documents is not None)
         ranked = fusion.order(candidates, by="fused_score")
     for rank, c in enumerate(ranked, 1):
         c.fused_rank = rank

@@ -42,6 +42,8 @@ class SearchOptions:
     document_weight: float = field(default_factory=lambda: settings.SEARCH_DOCUMENT_WEIGHT)
     # Share of the document's BM25 for the question's named words (a company, product, tool).
     name_weight: float = field(default_factory=lambda: settings.SEARCH_NAME_WEIGHT)
+    # Weight of a table row whose label the question names (knowledge.retrieval.labels).
+    label_weight: float = field(default_factory=lambda: settings.SEARCH_LABEL_WEIGHT)
     min_score: float | None = None  # None: the setting for the ranking in use
     # Once one hit reaches the minimum score, the others need this share of it.
     follower_share: float = field(default_factory=lambda: settings.SEARCH_FOLLOWER_SHARE)

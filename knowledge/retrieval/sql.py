@@ -6,6 +6,7 @@ newest ready version" and the router's filters apply in SQL before any ranking.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -369,3 +370,27 @@ def unit_parents(ids: Sequence[int]) -> dict[int, int]:
             [list(ids)],
         )
         return dict(cursor.fetchall())
+
+
+
+def table_labels(
+    scope: Scope, document_ids: Sequence[int], lexemes: Sequence[str]
+) -> list[tuple[int, int, list[list[str]]]]:
+    """(chunk id, document id, its row labels' lexemes: ``meta["labels"]``, stored at ingest)
+    of the tables and row units of ``document_ids`` with a row label holding one of
+    ``lexemes``."""
+    if not document_ids or not lexemes:
+        return []
+    condition, params = where(scope)
+    query = f"""
+        SELECT c.id, c.document_id, c.meta->'labels' FROM knowledge_chunk c
+        WHERE c.document_id = ANY(%s) AND {condition}
+          AND c.meta ? 'label_words' AND c.meta->'label_words' ?| %s::text[]
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(query, [list(document_ids), *params, list(lexemes)])
+        # Django's connection hands jsonb over as text (it decodes JSON fields itself).
+        return [
+            (row[0], row[1], json.loads(row[2]) if isinstance(row[2], str) else row[2])
+            for row in cursor.fetchall()
+        ]

@@ -58,6 +58,7 @@ class Candidate:
     score: float = 0.0  # the final, calibrated score the threshold applies to
     document_score: float | None = None  # the document's BM25 / the best candidate document's
     unit_id: int | None = None  # the row unit that found this table piece
+    label_score: float | None = None  # a row label the question names (retrieval.labels)
     freshness: float = 0.0  # epoch seconds of the version, for tie-breaks in "fresh" sources
     prefer_fresh: bool = False
 

@@ -1,11 +1,12 @@
-"""Tables of figures told from tables of words by their cells (knowledge.tables)."""
+"""Tables of figures told from tables of words by their cells, and the labels of a table's
+rows (knowledge.tables)."""
 
 from __future__ import annotations
 
 import pytest
 
 from knowledge.parsing.base import Table
-from knowledge.tables import is_figure_cell, is_figure_table
+from knowledge.tables import is_figure_cell, is_figure_table, row_labels
 
 
 @pytest.mark.parametrize(
@@ -49,3 +50,34 @@ def test_a_table_of_words_is_not_one_even_with_a_number_or_two():
 def test_a_table_of_labels_only_is_not_a_table_of_figures():
     assert not is_figure_table(Table(["Шаг"], [["Открыть"], ["Закрыть"]]))
     assert not is_figure_table(Table(["A", "B"], [["x", "—"], ["y", "n/a"]]))
+
+
+def test_row_labels_are_the_first_filled_cells_and_the_headers_first_cell():
+    markdown = (
+        "Certain balance sheet components:\n\n"
+        "| Inventories (1): | July 30, 2023 | January 29, 2023 |\n"
+        "| --- | --- | --- |\n"
+        "| Raw materials | $1,632 | $2,430 |\n"
+        "|  | 1,058 | 466 |\n"
+        "| — | 1 | 2 |\n"
+        "| Total inventories | $4,319 | $5,159 |\n"
+        "| Raw materials | $1 | $2 |\n"
+        "| Input \\| output | 3 | 4 |\n"
+    )
+    # Figures and nil cells are no labels, a repeated label counts once, an escaped pipe is
+    # part of the cell.
+    assert row_labels(markdown) == [
+        "Inventories (1):",
+        "Raw materials",
+        "Total inventories",
+        "Input | output",
+    ]
+
+
+def test_a_column_header_is_not_a_row_label_and_each_table_has_its_own_header():
+    markdown = (
+        "|  | July 30, 2023 | January 29, 2023 |\n| --- | --- | --- |\n| Cash | 1 | 2 |\n\n"
+        "Text between the tables.\n\n"
+        "| Поле | Тип |\n| :--- | ---: |\n| Link | string |\n"
+    )
+    assert row_labels(markdown) == ["Cash", "Поле", "Link"]
