@@ -27,8 +27,8 @@ from knowledge.embedding import Embedder
 from knowledge.identifiers import lexical_text
 from knowledge.ingest.registration import title_from_path
 from knowledge.models import Chunk, Document, DocumentVersion
-from knowledge.tables import row_labels
 from knowledge.parsing.base import ParsedDocument
+from knowledge.tables import row_labels
 from knowledge.vector_index import ensure_vector_index
 
 Status = DocumentVersion.Status

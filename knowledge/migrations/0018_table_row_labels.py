@@ -1,5 +1,5 @@
-"""The row labels of existing table chunks and row units (``meta["labels"]``), which ingestion now stores:
-``knowledge.retrieval.labels`` compares them with a question."""
+"""The row labels of existing tables and row units (``meta["labels"]``, ``meta["label_words"]``),
+which ingestion now stores: ``knowledge.retrieval.labels`` compares them with a question."""
 
 from django.db import migrations
 
@@ -14,7 +14,11 @@ def label_tables(apps, schema_editor):
     pending = chunk.objects.filter(block_type__in=LABELLED_KINDS).exclude(meta__has_key="labels")
     last = 0
     while True:
-        rows = list(pending.filter(pk__gt=last).order_by("pk").values("pk", "language", "text", "meta")[:BATCH])
+        rows = list(
+            pending.filter(pk__gt=last)
+            .order_by("pk")
+            .values("pk", "language", "text", "meta")[:BATCH]
+        )
         if not rows:
             return
         last = rows[-1]["pk"]
@@ -25,7 +29,9 @@ def label_tables(apps, schema_editor):
             found = label_lexemes(language, [row["text"] for row in group])
             for row, labels in zip(group, found, strict=True):
                 if labels:
-                    chunk.objects.filter(pk=row["pk"]).update(meta={**row["meta"], **label_meta(labels)})
+                    chunk.objects.filter(pk=row["pk"]).update(
+                        meta={**row["meta"], **label_meta(labels)}
+                    )
 
 
 class Migration(migrations.Migration):

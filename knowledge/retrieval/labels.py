@@ -14,8 +14,10 @@ lists already found, each row label is compared with the question's own lexemes:
 A label made only of words the question uses ("Inventories", "Research and development") has
 coverage 1; "Total inventories" 0.5 for a question without "total". The share keeps a common
 word ("Total", "Итого") from counting much. Like the document evidence, it adds to a
-candidate's ranking score only (``KB_SEARCH_LABEL_WEIGHT`` times the evidence), never to the
-score the minimum applies to: a label cannot turn a refusal into an answer. Measured with
+candidate's ranking score only (``KB_SEARCH_LABEL_WEIGHT`` times the evidence times the
+document's share of the document evidence, so that Apple's "Inventories" row counts little for
+a question about NVIDIA), never to the score the minimum applies to: a label cannot turn a
+refusal into an answer. Measured with
 benchmarks/retrieval_sec.py (a reference figure in the top 10 chunks), retrieval_kb.py and
 retrieval.py (README, configuration).
 """
@@ -24,9 +26,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from knowledge.retrieval.types import Candidate
-
 from knowledge.retrieval import sql as q
+from knowledge.retrieval.types import Candidate
 
 
 def label_evidence(

@@ -372,7 +372,6 @@ def unit_parents(ids: Sequence[int]) -> dict[int, int]:
         return dict(cursor.fetchall())
 
 
-
 def table_labels(
     scope: Scope, document_ids: Sequence[int], lexemes: Sequence[str]
 ) -> list[tuple[int, int, list[list[str]]]]:

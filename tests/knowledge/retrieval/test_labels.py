@@ -69,7 +69,12 @@ def test_a_row_the_question_names_brings_its_table_among_the_prose(embedder):
     source = make_source("Filings")
     acme = PROSE.format(company="Acme") + BALANCE.format(inventories="4,319")
     add_document(source, "acme.md", acme, embedder)
-    add_document(source, "zenith.md", OTHER.format(company="Zenith") + BALANCE.format(inventories="777"), embedder)
+    add_document(
+        source,
+        "zenith.md",
+        OTHER.format(company="Zenith") + BALANCE.format(inventories="777"),
+        embedder,
+    )
     # Ingestion keeps each table's row labels as lexemes.
     table = Chunk.objects.get(block_type="table", text__contains="4,319")
     assert ["inventori"] in table.meta["labels"]
