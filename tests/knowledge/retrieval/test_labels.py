@@ -96,3 +96,20 @@ def test_a_label_made_of_asked_words_counts_by_their_share_of_the_question():
     # A common word alone counts little; a label sharing nothing counts nothing.
     assert label_score(["total"], asked, idf, total) == pytest.approx(0.5 / 7.5)
     assert label_score(["goodwil"], asked, idf, total) == 0.0
+
+
+def test_migration_0018_gives_tables_ingested_before_it_the_labels_ingestion_stores(embedder):
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("knowledge.migrations.0018_table_row_labels")
+    source = make_source("Filings")
+    add_document(source, "acme.md", BALANCE.format(inventories="4,319"), embedder)
+    stored = {c.pk: c.meta for c in Chunk.objects.filter(meta__has_key="labels")}
+    assert {Chunk.objects.get(pk=pk).block_type for pk in stored} == {"table", "row"}
+    for pk, meta in stored.items():
+        bare = {k: v for k, v in meta.items() if k not in ("labels", "label_words")}
+        Chunk.objects.filter(pk=pk).update(meta=bare)
+    migration.label_tables(apps, None)
+    assert {c.pk: c.meta for c in Chunk.objects.filter(meta__has_key="labels")} == stored
