@@ -71,16 +71,20 @@ def search_vectors(
 def label_lexemes(language: str, texts: Sequence[str]) -> list[list[list[str]]]:
     """For each text, the lexemes of each of its table rows' labels (``knowledge.tables.
     row_labels``) under ``language``: what ``knowledge.retrieval.labels`` compares with a
-    question. Labels without a lexeme (a stop word alone) are left out."""
+    question. Labels without a lexeme (a stop word alone) are left out. In a document that is
+    not English, a label without Cyrillic letters is a name ("Items", "FavItems", "Link") and is
+    read whole (the ``simple`` configuration): stemmed, "Items" would match a question about
+    the class "Item"."""
     labelled = [(i, label) for i, text in enumerate(texts) for label in row_labels(text)]
     found: list[list[list[str]]] = [[] for _ in texts]
     if not labelled:
         return found
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT tsvector_to_array(to_tsvector(%s::regconfig, l)) "
+            "SELECT tsvector_to_array(to_tsvector((CASE WHEN %s <> 'english' "
+            "AND l !~ '[А-Яа-яЁё]' THEN 'simple' ELSE %s END)::regconfig, l)) "
             "FROM unnest(%s::text[]) WITH ORDINALITY AS u(l, n) ORDER BY n",
-            [language, [label for _, label in labelled]],
+            [language, language, [label for _, label in labelled]],
         )
         for (i, _), (lexemes,) in zip(labelled, cursor.fetchall(), strict=True):
             if lexemes:

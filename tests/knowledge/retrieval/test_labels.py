@@ -113,3 +113,13 @@ def test_migration_0018_gives_tables_ingested_before_it_the_labels_ingestion_sto
         Chunk.objects.filter(pk=pk).update(meta=bare)
     migration.label_tables(apps, None)
     assert {c.pk: c.meta for c in Chunk.objects.filter(meta__has_key="labels")} == stored
+
+
+def test_a_latin_label_of_a_russian_table_is_a_name_read_whole():
+    from knowledge.ingest.store import label_lexemes
+
+    russian = "| Имя | Тип |\n| --- | --- |\n| Items | list |\n| Список мероприятий | x |"
+    english = "|  | 2023 |\n| --- | --- |\n| Inventories | 4,319 |"
+    # Stemmed, "Items" would be "item" and match a question about the class Item.
+    assert label_lexemes("russian", [russian]) == [[["им"], ["items"], ["мероприят", "список"]]]
+    assert label_lexemes("english", [english]) == [[["inventori"]]]
