@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from knowledge.retrieval.names import named_words
+from knowledge.tables import markdown_cells
 
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
@@ -108,18 +109,14 @@ def _table_excerpt(text: str, question: str, limit: int) -> str:
     return "\n".join(caption + header + [rows[i] for i in sorted(kept)])  # in table order
 
 
-def _cells(row: str) -> list[str]:
-    return [c.strip() for c in row.strip().strip("|").split("|")]
-
-
 def _row_label(row: str) -> str:
     """A Markdown row's first filled cell: what the row is about (a field, a parameter)."""
-    return next((c for c in _cells(row) if c), "")
+    return next((c for c in markdown_cells(row) if c), "")
 
 
 def _title_row(row: str) -> bool:
     """A Markdown row with one filled cell of three or more (a merged title row)."""
-    cells = _cells(row)
+    cells = markdown_cells(row)
     return len(cells) >= 3 and sum(1 for c in cells if c) == 1
 
 

@@ -50,6 +50,11 @@ _PIPE = re.compile(r"(?<!\\)\|")
 _SEPARATOR = re.compile(r"\s*:?-{3,}:?\s*")
 
 
+def markdown_cells(row: str) -> list[str]:
+    """The cells of one Markdown pipe-table row, stripped (an escaped pipe stays in its cell)."""
+    return [c.strip() for c in _PIPE.split(row.strip().strip("|"))]
+
+
 def row_labels(markdown: str) -> list[str]:
     """The labels of the rows of the Markdown pipe tables in ``markdown``: each row's first
     filled cell, when it is not a figure or a nil cell, and the header row's first cell, which
@@ -62,7 +67,7 @@ def row_labels(markdown: str) -> list[str]:
         if not line.startswith("|"):
             header = True
             continue
-        cells = [c.strip() for c in _PIPE.split(line.strip("|"))]
+        cells = markdown_cells(line)
         if any(cells) and all(_SEPARATOR.fullmatch(c) for c in cells if c):
             continue
         label = cells[0] if header else next((c for c in cells if c), "")

@@ -35,19 +35,19 @@ def label_evidence(
     document_ids: Sequence[int],
     own: Sequence[str],
     idf: Mapping[str, float],
-) -> dict[int, tuple[int, float]]:
-    """Chunk id -> (document id, evidence) for the tables and row units of ``document_ids``
+) -> dict[int, float]:
+    """Chunk id -> evidence for the tables and row units of ``document_ids``
     with a row label that shares a lexeme with the question (``own``: its lexemes, weighted by
     ``idf``); evidence as in the module's docstring, in (0, 1]."""
     asked = {x for x in own if idf.get(x, 0.0) > 0}
     total = sum(idf[x] for x in asked)
     if not asked or total <= 0:
         return {}
-    found: dict[int, tuple[int, float]] = {}
-    for chunk_id, document_id, labels in q.table_labels(scope, document_ids, sorted(asked)):
+    found: dict[int, float] = {}
+    for chunk_id, labels in q.table_labels(scope, document_ids, sorted(asked)):
         evidence = max((label_score(x, asked, idf, total) for x in labels), default=0.0)
         if evidence > 0:
-            found[chunk_id] = (document_id, evidence)
+            found[chunk_id] = evidence
     return found
 
 

@@ -258,12 +258,12 @@ def _add_labelled_rows(
                 break
     found = label_evidence(scope, documents, lexical.own, lexical.idf)
     # The best labelled chunks the lists missed join them (each needs both its scores).
-    missed = sorted((i for i in found if i not in candidates), key=lambda i: (-found[i][1], i))
+    missed = sorted((i for i in found if i not in candidates), key=lambda i: (-found[i], i))
     new = {i: Candidate(i) for i in missed[: settings.SEARCH_LABEL_CANDIDATES]}
     if new:
         _complete(new, dense_vec, embedder, scope, lexical.idf, lexical.avg_length, options)
         candidates.update(new)
-    for chunk_id, (_, evidence) in found.items():
+    for chunk_id, evidence in found.items():
         if chunk_id in candidates:
             candidates[chunk_id].label_score = evidence
     return list(new.values())

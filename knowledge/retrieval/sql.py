@@ -374,15 +374,15 @@ def unit_parents(ids: Sequence[int]) -> dict[int, int]:
 
 def table_labels(
     scope: Scope, document_ids: Sequence[int], lexemes: Sequence[str]
-) -> list[tuple[int, int, list[list[str]]]]:
-    """(chunk id, document id, its row labels' lexemes: ``meta["labels"]``, stored at ingest)
+) -> list[tuple[int, list[list[str]]]]:
+    """(chunk id, its row labels' lexemes: ``meta["labels"]``, stored at ingest)
     of the tables and row units of ``document_ids`` with a row label holding one of
     ``lexemes``."""
     if not document_ids or not lexemes:
         return []
     condition, params = where(scope)
     query = f"""
-        SELECT c.id, c.document_id, c.meta->'labels' FROM knowledge_chunk c
+        SELECT c.id, c.meta->'labels' FROM knowledge_chunk c
         WHERE c.document_id = ANY(%s) AND {condition}
           AND c.meta ? 'label_words' AND c.meta->'label_words' ?| %s::text[]
     """
@@ -390,6 +390,6 @@ def table_labels(
         cursor.execute(query, [list(document_ids), *params, list(lexemes)])
         # Django's connection hands jsonb over as text (it decodes JSON fields itself).
         return [
-            (row[0], row[1], json.loads(row[2]) if isinstance(row[2], str) else row[2])
+            (row[0], json.loads(row[1]) if isinstance(row[1], str) else row[1])
             for row in cursor.fetchall()
         ]
