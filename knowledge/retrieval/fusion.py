@@ -120,8 +120,10 @@ def select(
     per_document: int,
     min_score: float,
     follower_share: float = 1.0,
+    spread: int = 0,
 ) -> tuple[list[Candidate], list[Candidate]]:
-    """The final hits (capped, at most ``n``) and the near misses.
+    """The final hits (capped, at most ``n``, the first ``spread`` documents kept: see
+    ``spread_documents``) and the near misses.
 
     The minimum score is the gate of the honest refusal: no hit at all unless some candidate
     reaches it. Once one does, the others need ``follower_share`` of it: the question is in the
@@ -131,9 +133,38 @@ def select(
     if not any(c.score >= min_score for c in capped):
         return [], capped[:n]
     floor = min_score * follower_share if min_score > 0 else min_score
-    hits = [c for c in capped if c.score >= floor][:n]
+    hits = spread_documents([c for c in capped if c.score >= floor], n, spread)
     misses = [c for c in capped if c.score < floor][:n]
     return hits, misses
+
+
+# A document keeps a place in the hits (``spread_documents``) only when its best chunk ranks
+# within this many times the number of hits: one found far down the list is no contender.
+SPREAD_WINDOW = 2
+
+
+def spread_documents(ranked: Sequence[Candidate], n: int, documents: int) -> list[Candidate]:
+    """The best ``n`` of ``ranked``, in its order, always holding the best chunk of each of its
+    first ``documents`` documents (among its first ``SPREAD_WINDOW * n``): those documents
+    keep their place and the other places go by rank, so the one document a question is
+    about can show more of its passages (the figure of a financial table is often in its
+    third or fourth chunk) without pushing the next documents out of the list.
+    ``documents`` 0: the first ``n``, whatever they hold."""
+    if documents <= 0 or len(ranked) <= n:
+        return list(ranked[:n])
+    kept: set[int] = set()
+    seen: set[int] = set()
+    for i, candidate in enumerate(ranked[: SPREAD_WINDOW * n]):
+        if len(seen) == min(documents, n):
+            break
+        if candidate.document_id not in seen:
+            seen.add(candidate.document_id)
+            kept.add(i)
+    for i in range(len(ranked)):
+        if len(kept) >= n:
+            break
+        kept.add(i)
+    return [ranked[i] for i in sorted(kept)]
 
 
 def collapse_units(ranked: Sequence[Candidate], parents: Mapping[int, int]) -> list[Candidate]:

@@ -48,6 +48,8 @@ class SearchOptions:
     # Once one hit reaches the minimum score, the others need this share of it.
     follower_share: float = field(default_factory=lambda: settings.SEARCH_FOLLOWER_SHARE)
     per_document: int = field(default_factory=lambda: settings.SEARCH_PER_DOCUMENT)
+    # The hits always hold the best chunk of this many documents (fusion.spread_documents).
+    spread: int = field(default_factory=lambda: settings.SEARCH_SPREAD)
     rerank: bool = True
     cascade: bool = field(default_factory=lambda: settings.SEARCH_CASCADE)
     lists: tuple[str, ...] = LISTS
@@ -153,6 +155,7 @@ def search(
             min_score=_min_score(options, active_reranker is not None, stats.get("known_share")),
             # A reranker's scores have a scale of their own: its minimum applies to every hit.
             follower_share=options.follower_share if active_reranker is None else 1.0,
+            spread=options.spread,
         )
         current = SearchResult(
             query=query,

@@ -130,6 +130,36 @@ def test_select_applies_cap_then_minimum_score_then_n():
     assert [c.chunk_id for c in misses] == [6]
 
 
+def test_spread_keeps_the_first_documents_and_gives_the_other_places_by_rank():
+    ranked = [cand(1, 0.9, 10), cand(2, 0.85, 10), cand(3, 0.8, 10), cand(4, 0.7, 20)]
+    ranked += [cand(5, 0.6, 30), cand(6, 0.5, 10)]
+    assert [c.chunk_id for c in fusion.spread_documents(ranked, 4, 0)] == [1, 2, 3, 4]
+    assert [c.chunk_id for c in fusion.spread_documents(ranked, 4, 3)] == [1, 2, 4, 5]
+    assert [c.chunk_id for c in fusion.spread_documents(ranked, 4, 2)] == [1, 2, 3, 4]
+    # More documents asked for than places: each place goes to a document, in rank order.
+    assert [c.chunk_id for c in fusion.spread_documents(ranked, 2, 5)] == [1, 4]
+    assert fusion.spread_documents(ranked[:3], 4, 3) == ranked[:3]
+
+
+def test_spread_keeps_no_place_for_a_document_found_far_down_the_list():
+    n = 2
+    ranked = [cand(i, 1.0 - i / 100, 10) for i in range(1, fusion.SPREAD_WINDOW * n + 1)]
+    far = cand(99, 0.1, 20)
+    assert [c.chunk_id for c in fusion.spread_documents([*ranked, far], n, 2)] == [1, 2]
+    near = [*ranked[:-1], far]
+    assert [c.chunk_id for c in fusion.spread_documents(near, n, 2)] == [1, 99]
+
+
+def test_select_spreads_only_over_what_passes_the_minimum():
+    ranked = [cand(1, 0.9, 10), cand(2, 0.8, 10), cand(3, 0.2, 20), cand(4, 0.7, 10)]
+    hits, misses = fusion.select(ranked, n=3, per_document=5, min_score=0.3, spread=2)
+    assert [c.chunk_id for c in hits] == [1, 2, 4]
+    assert [c.chunk_id for c in misses] == [3]
+    ranked[2].score = 0.5
+    hits, _ = fusion.select(ranked, n=3, per_document=5, min_score=0.3, spread=2)
+    assert [c.chunk_id for c in hits] == [1, 2, 3]
+
+
 def test_select_with_nothing_above_the_minimum_returns_only_near_misses():
     hits, misses = fusion.select([cand(1, 0.29), cand(2, 0.1)], n=5, per_document=2, min_score=0.3)
     assert hits == []

@@ -83,6 +83,22 @@ def test_no_document_fills_the_final_list_beyond_its_cap(passwords, embedder):
     assert len(result.hits) == 4
 
 
+def test_the_first_documents_keep_a_place_and_the_rest_go_by_rank(passwords, embedder):
+    policy = passwords["policy"].pk
+    ranked = search(QUESTION, options=options(per_document=6, k=4), embedder=embedder).candidates
+    # The premise: the policy's four sections are the four best chunks.
+    assert [c.document_id for c in ranked[:4]] == [policy] * 4
+    deep = search(QUESTION, options=options(per_document=6, k=4, spread=0), embedder=embedder)
+    assert [c.document_id for c in deep.hits] == [policy] * 4
+    spread = search(QUESTION, options=options(per_document=6, k=4, spread=2), embedder=embedder)
+    documents = [c.document_id for c in spread.hits]
+    # The second document keeps its place; the other places are the policy's next sections.
+    assert documents.count(policy) == 3 and len(set(documents)) == 2
+    assert [c.chunk_id for c in spread.hits if c.document_id == policy] == [
+        c.chunk_id for c in ranked[:3]
+    ]
+
+
 def test_the_cap_is_a_setting(passwords, embedder, settings):
     settings.SEARCH_PER_DOCUMENT = 1
     result = search(
