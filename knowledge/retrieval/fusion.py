@@ -148,14 +148,15 @@ def spread_documents(ranked: Sequence[Candidate], n: int, documents: int) -> lis
     first ``documents`` documents (among its first ``SPREAD_WINDOW * n``): those documents
     keep their place and the other places go by rank, so the one document a question is
     about can show more of its passages (the figure of a financial table is often in its
-    third or fourth chunk) without pushing the next documents out of the list.
+    third or fourth chunk) without pushing the next documents out of the list. At least one
+    place always goes by rank (a short list, k 3, is not all first chunks).
     ``documents`` 0: the first ``n``, whatever they hold."""
     if documents <= 0 or len(ranked) <= n:
         return list(ranked[:n])
     kept: set[int] = set()
     seen: set[int] = set()
     for i, candidate in enumerate(ranked[: SPREAD_WINDOW * n]):
-        if len(seen) == min(documents, n):
+        if len(seen) == min(documents, n - 1):
             break
         if candidate.document_id not in seen:
             seen.add(candidate.document_id)

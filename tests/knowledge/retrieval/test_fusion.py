@@ -136,18 +136,19 @@ def test_spread_keeps_the_first_documents_and_gives_the_other_places_by_rank():
     assert [c.chunk_id for c in fusion.spread_documents(ranked, 4, 0)] == [1, 2, 3, 4]
     assert [c.chunk_id for c in fusion.spread_documents(ranked, 4, 3)] == [1, 2, 4, 5]
     assert [c.chunk_id for c in fusion.spread_documents(ranked, 4, 2)] == [1, 2, 3, 4]
-    # More documents asked for than places: each place goes to a document, in rank order.
-    assert [c.chunk_id for c in fusion.spread_documents(ranked, 2, 5)] == [1, 4]
+    # More documents asked for than places: one place still goes by rank.
+    assert [c.chunk_id for c in fusion.spread_documents(ranked, 3, 5)] == [1, 2, 4]
+    assert [c.chunk_id for c in fusion.spread_documents(ranked, 1, 5)] == [1]
     assert fusion.spread_documents(ranked[:3], 4, 3) == ranked[:3]
 
 
 def test_spread_keeps_no_place_for_a_document_found_far_down_the_list():
-    n = 2
+    n = 3
     ranked = [cand(i, 1.0 - i / 100, 10) for i in range(1, fusion.SPREAD_WINDOW * n + 1)]
     far = cand(99, 0.1, 20)
-    assert [c.chunk_id for c in fusion.spread_documents([*ranked, far], n, 2)] == [1, 2]
+    assert [c.chunk_id for c in fusion.spread_documents([*ranked, far], n, 2)] == [1, 2, 3]
     near = [*ranked[:-1], far]
-    assert [c.chunk_id for c in fusion.spread_documents(near, n, 2)] == [1, 99]
+    assert [c.chunk_id for c in fusion.spread_documents(near, n, 2)] == [1, 2, 99]
 
 
 def test_select_spreads_only_over_what_passes_the_minimum():

@@ -59,7 +59,9 @@ QUESTION = (
 
 def _tables(weight: float) -> list[str]:
     """The texts of the tables among the first three hits (one document may fill them)."""
-    options = SearchOptions(k=3, per_document=3, min_score=-1.0, cascade=False, label_weight=weight)
+    options = SearchOptions(
+        k=3, per_document=3, spread=0, min_score=-1.0, cascade=False, label_weight=weight
+    )
     hits = search(QUESTION, options=options).hits
     chunks = [Chunk.objects.get(pk=h.chunk_id) for h in hits]
     return [c.text for c in chunks if c.block_type == "table"]

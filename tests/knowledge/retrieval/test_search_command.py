@@ -59,7 +59,10 @@ def test_the_link_opens_the_document_viewer_on_that_chunk(db, programme, client,
     assert f'id="chunk-{row["chunk_id"]}"' in html
 
 
-def test_explain_json_gives_every_candidate_in_every_list_and_the_stage_timings(db, programme):
+def test_explain_json_gives_every_candidate_in_every_list_and_the_stage_timings(
+    db, programme, settings
+):
+    settings.SEARCH_PER_DOCUMENT = 2
     data = run_json(QUESTION, "--explain", "--k", "2")
     candidates = data["candidates"]
     assert len(candidates) > len(data["results"])
