@@ -250,12 +250,9 @@ def _add_labelled_rows(
     """Give each table and row unit of the best candidates' documents whose row label the
     question names its ``label_score`` (``knowledge.retrieval.labels``); those the lists did
     not find join the candidates with both their scores (returned, to be calibrated)."""
-    documents: list[int] = []
-    for c in sorted(candidates.values(), key=lambda c: -c.score):
-        if c.document_id and c.document_id not in documents:
-            documents.append(c.document_id)
-            if len(documents) == settings.SEARCH_LABEL_DOCUMENTS:
-                break
+    documents = top_documents(
+        sorted(candidates.values(), key=lambda c: -c.score), settings.SEARCH_LABEL_DOCUMENTS
+    )
     found = label_evidence(scope, documents, lexical.own, lexical.idf)
     # The best labelled chunks the lists missed join them (each needs both its scores).
     missed = sorted((i for i in found if i not in candidates), key=lambda i: (-found[i], i))
