@@ -315,7 +315,10 @@ def _complete(
     """Give every candidate both scores, so fusion compares like with like, and its document
     and freshness (the per-document cap and the freshness tie-break need them)."""
     dense = "dense" in options.lists
-    rows = q.candidate_rows(list(candidates), vector if dense else None, embedder.model_id)
+    unscored = [i for i, c in candidates.items() if c.dense_score is None]
+    rows = q.candidate_rows(
+        list(candidates), vector if dense else None, embedder.model_id, cosine_ids=unscored
+    )
     for chunk_id, (document_id, created, prefer_fresh, cosine) in rows.items():
         c = candidates[chunk_id]
         c.document_id, c.prefer_fresh = document_id, prefer_fresh

@@ -94,22 +94,30 @@ def dense_search(
 
 
 def candidate_rows(
-    ids: Sequence[int], vector: np.ndarray | None, model_id: str
+    ids: Sequence[int],
+    vector: np.ndarray | None,
+    model_id: str,
+    cosine_ids: Sequence[int] | None = None,
 ) -> dict[int, tuple[int, datetime | None, bool, float | None]]:
     """For each chosen chunk: its document, its version's creation time, whether its source
-    prefers fresh documents, and its cosine similarity to ``vector`` (None without a vector or
-    for vectors of another model) - one query for everything fusion needs besides BM25."""
+    prefers fresh documents, and its cosine similarity to ``vector`` (None without a vector,
+    for vectors of another model, or for a chunk not in ``cosine_ids`` when that is given) -
+    one query for everything fusion needs besides BM25. Limiting the cosine to the chunks the
+    dense list did not score spares reading their vectors (stored out of line, in TOAST)."""
     if not ids:
         return {}
-    if vector is None:
+    if vector is None or (cosine_ids is not None and not cosine_ids):
         cosine, params = sql.SQL("NULL"), [list(ids)]
     else:
         dims = int(vector.shape[0])
+        wanted = sql.SQL("c.id = ANY(%s) AND " if cosine_ids is not None else "")
         cosine = sql.SQL(
-            "CASE WHEN c.embedding_model = {model} "
+            "CASE WHEN {wanted}c.embedding_model = {model} "
             "THEN 1 - (c.embedding::vector({dims}) <=> %s::vector({dims})) END"
-        ).format(dims=sql.Literal(dims), model=sql.Literal(model_id))
+        ).format(dims=sql.Literal(dims), model=sql.Literal(model_id), wanted=wanted)
         params = [_vector_literal(vector), list(ids)]
+        if cosine_ids is not None:
+            params.insert(0, list(cosine_ids))
     query = sql.SQL(
         "SELECT c.id, c.document_id, v.created_at, s.prefer_fresh, {cosine} "
         "FROM knowledge_chunk c JOIN knowledge_documentversion v ON v.id = c.version_id "
