@@ -33,8 +33,20 @@ def document_bm25(
     document_ids: Sequence[int], lexemes: Sequence[str], visible_source_ids: list[int] | None
 ) -> dict[int, float]:
     """BM25 of each document for the lexemes, over the documents the user may read."""
+    return document_bm25_with_names(document_ids, lexemes, (), visible_source_ids)[0]
+
+
+def document_bm25_with_names(
+    document_ids: Sequence[int],
+    lexemes: Sequence[str],
+    named: Sequence[str],
+    visible_source_ids: list[int] | None,
+) -> tuple[dict[int, float], dict[int, float]]:
+    """``document_bm25`` for ``lexemes`` and for the ``named`` ones among them, in one query:
+    the sum over the named lexemes' rows alone is that document's BM25 for them (the same
+    numeric terms; a document with none of them is left out)."""
     if not document_ids or not lexemes:
-        return {}
+        return {}, {}
     visible, params = "", []
     if visible_source_ids is not None:
         visible, params = "AND s.source_id = ANY(%s)", [list(visible_source_ids)]
@@ -56,10 +68,7 @@ def document_bm25(
             WHERE s.lexeme = ANY(%s) {visible}
             GROUP BY s.lexeme
         )
-        SELECT t.document_id, sum(
-            ln(1 + (totals.n - q.df + 0.5) / (q.df + 0.5))
-            * t.tf * %s / (t.tf + %s * (1 - %s + %s * d.lexeme_count / totals.avg_len))
-        )
+        SELECT t.document_id, sum(bm25.term), sum(bm25.term) FILTER (WHERE q.lexeme = ANY(%s))
         FROM q
         CROSS JOIN LATERAL (
             SELECT t.document_id, t.tf FROM knowledge_documentterm t
@@ -67,6 +76,11 @@ def document_bm25(
         ) t
         JOIN knowledge_document d ON d.id = t.document_id
         CROSS JOIN totals
+        CROSS JOIN LATERAL (
+            SELECT ln(1 + (totals.n - q.df + 0.5) / (q.df + 0.5))
+                   * t.tf * %s / (t.tf + %s * (1 - %s + %s * d.lexeme_count / totals.avg_len))
+                   AS term
+        ) bm25
         WHERE q.df > 0
         GROUP BY t.document_id
     """
@@ -74,15 +88,18 @@ def document_bm25(
         *params,  # totals
         list(lexemes),
         *params,  # each lexeme's document frequency
+        list(named),
+        list(document_ids),
         q.BM25_K1 + 1,
         q.BM25_K1,
         q.BM25_B,
         q.BM25_B,
-        list(document_ids),
     ]
     with connection.cursor() as cursor:
         cursor.execute(query, args)
-        return {row[0]: float(row[1]) for row in cursor.fetchall()}
+        rows = cursor.fetchall()
+    scores = {row[0]: float(row[1]) for row in rows}
+    return scores, {row[0]: float(row[2]) for row in rows if row[2] is not None}
 
 
 def add_document_evidence(

@@ -15,7 +15,11 @@ from django.conf import settings
 from knowledge.embedding import Embedder
 from knowledge.retrieval import fusion
 from knowledge.retrieval import sql as q
-from knowledge.retrieval.documents import add_document_evidence, add_name_evidence, document_bm25
+from knowledge.retrieval.documents import (
+    add_document_evidence,
+    add_name_evidence,
+    document_bm25_with_names,
+)
 from knowledge.retrieval.labels import add_label_evidence, label_evidence
 from knowledge.retrieval.names import named_words
 from knowledge.retrieval.prf import prf_lexemes, top_documents
@@ -220,9 +224,10 @@ def _score(
         ids = {c.document_id for c in candidates.values() if c.document_id}
         # The question's own words only: a synonym is no evidence about a whole document.
         own = lexical.own
-        documents = document_bm25(sorted(ids), own, scope.visible_source_ids)
-        if options.name_weight > 0:
-            named = _named_evidence(text, own, sorted(ids), scope)
+        names = _named_lexemes(text, own) if options.name_weight > 0 else []
+        documents, named = document_bm25_with_names(
+            sorted(ids), own, names, scope.visible_source_ids
+        )
     ranked = _fuse(list(candidates.values()), options, documents, named)
     timings["fusion"] = timings.get("fusion", 0) + _since(tick)
     return ranked
@@ -266,17 +271,14 @@ def _add_labelled_rows(
     return list(new.values())
 
 
-def _named_evidence(
-    text: str, own: list[str], document_ids: list[int], scope: q.Scope
-) -> dict[int, float]:
-    """Each candidate document's BM25 for the question's named words alone (a company,
-    product or tool name: ``knowledge.retrieval.names``); empty when the question names
-    nothing the knowledge base knows."""
+def _named_lexemes(text: str, own: list[str]) -> list[str]:
+    """The question's lexemes that name a thing (a company, product or tool name:
+    ``knowledge.retrieval.names``): each candidate document's BM25 for them alone is the name
+    evidence. Empty when the question names nothing the knowledge base knows."""
     names = named_words(text)
     if not names:
-        return {}
-    lexemes = [x for x in q.query_terms(" ".join(names), q.LANGUAGES)[0] if x in own]
-    return document_bm25(document_ids, lexemes, scope.visible_source_ids) if lexemes else {}
+        return []
+    return [x for x in q.query_terms(" ".join(names), q.LANGUAGES)[0] if x in own]
 
 
 def _dense_weight(options: SearchOptions) -> float:
