@@ -421,7 +421,7 @@ CELERY_BEAT_SCHEDULE = {
 
 # --- retrieval (calibrated on benchmarks/retrieval.py and benchmarks/refusal.py; see README) ---
 SEARCH_RESULTS = env_int("KB_SEARCH_RESULTS", 8, minimum=1, maximum=50)  # final N
-SEARCH_CANDIDATES = env_int("KB_SEARCH_CANDIDATES", 30, minimum=5, maximum=500)  # K per list
+SEARCH_CANDIDATES = env_int("KB_SEARCH_CANDIDATES", 40, minimum=5, maximum=500)  # K per list
 SEARCH_PER_DOCUMENT = env_int("KB_SEARCH_PER_DOCUMENT", 6, minimum=1)
 # The hits hold the best chunk of this many documents first; the other places go by rank.
 SEARCH_SPREAD = env_int("KB_SEARCH_SPREAD", 5, minimum=0, maximum=50)

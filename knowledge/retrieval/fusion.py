@@ -121,6 +121,7 @@ def select(
     min_score: float,
     follower_share: float = 1.0,
     spread: int = 0,
+    label_weight: float = 0.0,
 ) -> tuple[list[Candidate], list[Candidate]]:
     """The final hits (capped, at most ``n``, the first ``spread`` documents kept: see
     ``spread_documents``) and the near misses.
@@ -128,14 +129,25 @@ def select(
     The minimum score is the gate of the honest refusal: no hit at all unless some candidate
     reaches it. Once one does, the others need ``follower_share`` of it: the question is in the
     knowledge base's domain, and a page described in other words than the question's often
-    scores a little under the gate while it is the one asked about."""
+    scores a little under the gate while it is the one asked about. For that share a row the
+    question names counts with its label evidence (``label_weight`` as in the ranking): a
+    table row of figures shares few words with any question (benchmarks/retrieval_sec.py);
+    the gate itself reads the chunk's own score only."""
     capped = cap_per_document(ranked, per_document)
     if not any(c.score >= min_score for c in capped):
         return [], capped[:n]
     floor = min_score * follower_share if min_score > 0 else min_score
-    hits = spread_documents([c for c in capped if c.score >= floor], n, spread)
-    misses = [c for c in capped if c.score < floor][:n]
+    follows = [_follower_score(c, label_weight) >= floor for c in capped]
+    hits = spread_documents([c for c, ok in zip(capped, follows, strict=True) if ok], n, spread)
+    misses = [c for c, ok in zip(capped, follows, strict=True) if not ok][:n]
     return hits, misses
+
+
+def _follower_score(candidate: Candidate, label_weight: float) -> float:
+    """What the follower floor reads: the chunk's own score plus its row-label evidence as
+    ranking counts it (``knowledge.retrieval.labels``)."""
+    share = candidate.document_score if candidate.document_score is not None else 1.0
+    return candidate.score + label_weight * (candidate.label_score or 0.0) * share
 
 
 # A document keeps a place in the hits (``spread_documents``) only when its best chunk ranks

@@ -156,6 +156,7 @@ def search(
             # A reranker's scores have a scale of their own: its minimum applies to every hit.
             follower_share=options.follower_share if active_reranker is None else 1.0,
             spread=options.spread,
+            label_weight=options.label_weight if active_reranker is None else 0.0,
         )
         current = SearchResult(
             query=query,

@@ -191,3 +191,30 @@ def test_a_minimum_at_or_under_zero_is_not_lowered_for_followers():
         [cand(1, 0.5), cand(2, -0.1)], n=5, per_document=2, min_score=0.0, follower_share=0.5
     )
     assert [c.chunk_id for c in hits] == [1]
+
+
+def test_a_row_the_question_names_follows_by_its_label_evidence():
+    # The balance sheet's "Inventories" row scores 0.12 on its own (a row of figures shares
+    # few words with the question): under the floor of 0.24, over it with its label evidence
+    # (0.3) in the document the question is about (share 1.0), not in another one (0.2).
+    ranked = [
+        cand(1, 0.5, 10),
+        cand(2, 0.12, 10, label_score=0.3, document_score=1.0),
+        cand(3, 0.12, 20, label_score=0.3, document_score=0.2),
+        cand(4, 0.12, 30),
+    ]
+    hits, misses = fusion.select(
+        ranked, n=5, per_document=3, min_score=0.3, follower_share=0.8, label_weight=1.0
+    )
+    assert [c.chunk_id for c in hits] == [1, 2]
+    assert [c.chunk_id for c in misses] == [3, 4]
+    hits, _ = fusion.select(ranked, n=5, per_document=3, min_score=0.3, follower_share=0.8)
+    assert [c.chunk_id for c in hits] == [1]  # without the label weight: the plain floor
+
+
+def test_label_evidence_never_lifts_a_question_over_the_minimum():
+    ranked = [cand(1, 0.25, 10, label_score=1.0, document_score=1.0)]
+    hits, misses = fusion.select(
+        ranked, n=5, per_document=3, min_score=0.3, follower_share=0.8, label_weight=1.0
+    )
+    assert hits == [] and [c.chunk_id for c in misses] == [1]

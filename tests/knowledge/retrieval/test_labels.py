@@ -5,6 +5,7 @@ among prose that repeats the question's words, in the document the question is a
 from __future__ import annotations
 
 import pytest
+from django.conf import settings
 
 from knowledge.models import Chunk
 from knowledge.retrieval.labels import label_score
@@ -125,3 +126,20 @@ def test_a_latin_label_of_a_russian_table_is_a_name_read_whole():
     # Stemmed, "Items" would be "item" and match a question about the class Item.
     assert label_lexemes("russian", [russian]) == [[["им"], ["items"], ["мероприят", "список"]]]
     assert label_lexemes("english", [english]) == [[["inventori"]]]
+
+
+def test_a_named_row_under_the_follower_floor_stays_by_its_label_evidence(embedder):
+    # The follower floor (a share of the minimum score) reads a chunk's own score, which a
+    # table of figures keeps low however exactly the question names its row; its label
+    # evidence counts there too (never for the minimum itself: test_fusion.py).
+    source = make_source("Filings")
+    acme = PROSE.format(company="Acme") + BALANCE.format(inventories="4,319")
+    add_document(source, "acme.md", acme, embedder)
+    result = search(QUESTION, options=SearchOptions(k=4, per_document=4, spread=0, cascade=False))
+    # Below the lower of the two minimums' floors, whichever applies to this question.
+    floor = settings.SEARCH_FOLLOWER_SHARE * min(
+        settings.SEARCH_MIN_SCORE, settings.SEARCH_MIN_SCORE_KNOWN
+    )
+    tables = [h for h in result.hits if Chunk.objects.get(pk=h.chunk_id).block_type == "table"]
+    assert len(tables) == 1 and tables[0].score < floor and tables[0].label_score > 0
+    assert "| Inventories | 4,319 |" in Chunk.objects.get(pk=tables[0].chunk_id).text
