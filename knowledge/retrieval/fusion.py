@@ -137,17 +137,22 @@ def select(
     if not any(c.score >= min_score for c in capped):
         return [], capped[:n]
     floor = min_score * follower_share if min_score > 0 else min_score
-    follows = [_follower_score(c, label_weight) >= floor for c in capped]
+    follows = [c.score + label_bonus(c, label_weight) >= floor for c in capped]
     hits = spread_documents([c for c, ok in zip(capped, follows, strict=True) if ok], n, spread)
     misses = [c for c, ok in zip(capped, follows, strict=True) if not ok][:n]
     return hits, misses
 
 
-def _follower_score(candidate: Candidate, label_weight: float) -> float:
-    """What the follower floor reads: the chunk's own score plus its row-label evidence as
-    ranking counts it (``knowledge.retrieval.labels``)."""
+def label_bonus(candidate: Candidate, weight: float) -> float:
+    """What a row label the question names adds to a candidate (``knowledge.retrieval.labels``):
+    ``weight`` x its label evidence x its document's share of the document evidence (1 where
+    no document evidence was computed), so that Apple's "Inventories" row counts little for a
+    question about NVIDIA. The ranking adds it to ``fused_score``, the follower floor reads it
+    (``select``); the minimum score never does."""
+    if not candidate.label_score:
+        return 0.0
     share = candidate.document_score if candidate.document_score is not None else 1.0
-    return candidate.score + label_weight * (candidate.label_score or 0.0) * share
+    return weight * candidate.label_score * share
 
 
 # A document keeps a place in the hits (``spread_documents``) only when its best chunk ranks

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from knowledge.retrieval import fusion
 from knowledge.retrieval import sql as q
 from knowledge.retrieval.types import Candidate
 
@@ -65,14 +66,10 @@ def label_score(
     return coverage * share
 
 
-def add_label_evidence(
-    candidates: Sequence[Candidate], weight: float, by_document: bool = True
-) -> None:
-    """Add ``weight`` x the label evidence to each candidate's ranking score, times its
-    document's share of the document evidence (``document_score``, set by
-    ``add_document_evidence``) when ``by_document``: a row the question names counts in a
+def add_label_evidence(candidates: Sequence[Candidate], weight: float) -> None:
+    """Add each candidate's ``fusion.label_bonus`` to its ranking score: ``weight`` x the label
+    evidence, times its document's share of the document evidence (``document_score``, set by
+    ``add_document_evidence``) where there is one: a row the question names counts in a
     document the question is about (Apple's "Inventories" row is no answer about NVIDIA's)."""
     for c in candidates:
-        if c.label_score:
-            share = (c.document_score or 0.0) if by_document else 1.0
-            c.fused_score += weight * c.label_score * share
+        c.fused_score += fusion.label_bonus(c, weight)

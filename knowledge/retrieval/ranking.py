@@ -364,7 +364,7 @@ def _fuse(
         if named:
             add_name_evidence(candidates, named, options.name_weight)
         if options.label_weight > 0:
-            add_label_evidence(candidates, options.label_weight, documents is not None)
+            add_label_evidence(candidates, options.label_weight)
         ranked = fusion.order(candidates, by="fused_score")
     for rank, c in enumerate(ranked, 1):
         c.fused_rank = rank
