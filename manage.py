@@ -1,30 +1,9 @@
 #!/usr/bin/env python
-"""Django's command-line utility for Knowledge Belt."""
+"""Django's command-line utility for Knowledge Belt (installed: the ``knowledge-belt`` command)."""
 
 from __future__ import annotations
 
-import sys
-
-
-def main() -> None:
-    from portal.boot import load_settings_or_exit, migrate_if_needed
-    from portal.locale_build import compile_catalogs
-
-    load_settings_or_exit()
-    compile_catalogs()  # the interface's translations: .po under version control, .mo built here
-    from django.core.management import execute_from_command_line
-    from django.db.utils import OperationalError
-
-    from portal.embedded import EmbeddedServiceError
-
-    try:
-        migrate_if_needed(sys.argv)
-        execute_from_command_line(sys.argv)
-    except (OperationalError, EmbeddedServiceError) as exc:
-        # One line instead of a driver traceback: the usual cause is configuration.
-        sys.stderr.write(f"knowledge-belt: {str(exc).strip().splitlines()[0]}\n")
-        raise SystemExit(2) from None
-
+from portal.cli import main
 
 if __name__ == "__main__":
     main()

@@ -83,14 +83,14 @@ def wait_http(url: str, timeout: float = 60) -> None:
     """Poll ``url`` until it answers 200 (a server up, a worker's heartbeat seen)."""
     import time
 
-    import httpx
+    import httpx2
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            if httpx.get(url, timeout=2).status_code == 200:
+            if httpx2.get(url, timeout=2).status_code == 200:
                 return
-        except httpx.HTTPError:
+        except httpx2.HTTPError:
             pass
         time.sleep(0.5)
     raise SystemExit(f"{url} did not answer 200 in {timeout} s")

@@ -30,9 +30,9 @@ def _connections() -> int:
 
 
 def _login(base: str) -> int:
-    import httpx
+    import httpx2
 
-    with httpx.Client(base_url=base, timeout=30) as client:
+    with httpx2.Client(base_url=base, timeout=30) as client:
         page = client.get("/login/")
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
         data = {"username": "bench", "password": PASSWORD, "csrfmiddlewaretoken": token}
@@ -40,7 +40,7 @@ def _login(base: str) -> int:
 
 
 def main() -> None:
-    import httpx
+    import httpx2
 
     calls = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     setup("health")
@@ -56,8 +56,8 @@ def main() -> None:
         before = _connections()
 
         # One client for all threads: a client per call spends its time building TLS contexts.
-        limits = httpx.Limits(max_connections=100, max_keepalive_connections=0)
-        client = httpx.Client(base_url=base, timeout=60, limits=limits)
+        limits = httpx2.Limits(max_connections=100, max_keepalive_connections=0)
+        client = httpx2.Client(base_url=base, timeout=60, limits=limits)
 
         def call(_: int) -> tuple[int, float]:
             started = time.perf_counter()

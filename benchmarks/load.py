@@ -42,7 +42,7 @@ def _tokens(n: int) -> list[str]:
 
 
 def run_users(base: str, tokens: list[str], questions: list[str], args) -> dict:
-    import httpx
+    import httpx2
 
     latencies: dict[str, list[float]] = defaultdict(list)
     errors: Counter = Counter()
@@ -55,7 +55,7 @@ def run_users(base: str, tokens: list[str], questions: list[str], args) -> dict:
         rng.shuffle(order)
         time.sleep(rng.uniform(0, min(5.0, args.seconds / 4)))  # ramp up
         headers = {"Authorization": f"Bearer {token}"}
-        with httpx.Client(base_url=base, headers=headers, timeout=120) as client:
+        with httpx2.Client(base_url=base, headers=headers, timeout=120) as client:
             i = 0
             while time.monotonic() < stop_at:
                 question = order[i % len(order)]
@@ -68,7 +68,7 @@ def run_users(base: str, tokens: list[str], questions: list[str], args) -> dict:
                     else:
                         response = client.get("/api/v1/search", params={"q": question, "k": 5})
                     status = response.status_code
-                except httpx.HTTPError as exc:
+                except httpx2.HTTPError as exc:
                     status = type(exc).__name__
                 elapsed = (time.perf_counter() - started) * 1000
                 with lock:
@@ -127,10 +127,10 @@ def main() -> None:
     try:
         wait_http(base + "/healthz")
         # One warm-up question per web process: the first loads the embedding model.
-        import httpx
+        import httpx2
 
         for _ in range(args.web_workers * 2):
-            httpx.get(
+            httpx2.get(
                 base + "/api/v1/search",
                 params={"q": "тест-кейс"},
                 headers={"Authorization": f"Bearer {tokens[0]}"},

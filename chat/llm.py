@@ -49,7 +49,7 @@ class OpenAICompatibleLLM:
         connect_timeout: float,
         max_tokens: int,
     ) -> None:
-        import httpx
+        import httpx2
         import openai
 
         self.model_id = model
@@ -58,12 +58,12 @@ class OpenAICompatibleLLM:
             openai.APIError,
             openai.APIConnectionError,
             openai.APITimeoutError,
-            httpx.HTTPError,
+            httpx2.HTTPError,
         )
         self._client = openai.OpenAI(
             base_url=base_url,
             api_key=api_key or "not-needed",
-            timeout=httpx.Timeout(timeout, connect=connect_timeout),
+            timeout=httpx2.Timeout(timeout, connect=connect_timeout),
             max_retries=0,
         )
 

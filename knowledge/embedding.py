@@ -265,7 +265,7 @@ class OpenAIEmbedder:
         retries: int = 3,
         backoff: float = 0.5,
     ) -> None:
-        import httpx
+        import httpx2
 
         self.model = model
         self.model_id = model_id or f"openai:{model}"
@@ -274,8 +274,8 @@ class OpenAIEmbedder:
         self._retries = max(0, retries)
         self._backoff = backoff
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)), headers=headers
+        self._client = httpx2.Client(
+            timeout=httpx2.Timeout(timeout, connect=min(timeout, 5.0)), headers=headers
         )
         self._dimensions: int | None = None
 
@@ -309,7 +309,7 @@ class OpenAIEmbedder:
     def _request(self, batch: list[str]) -> np.ndarray:
         import time
 
-        import httpx
+        import httpx2
 
         problem = ""
         for attempt in range(self._retries + 1):
@@ -317,10 +317,10 @@ class OpenAIEmbedder:
                 time.sleep(self._backoff * 2 ** (attempt - 1))
             try:
                 response = self._client.post(self._url, json={"model": self.model, "input": batch})
-            except httpx.TimeoutException:
+            except httpx2.TimeoutException:
                 problem = "did not answer in time"
                 continue
-            except httpx.HTTPError as exc:
+            except httpx2.HTTPError as exc:
                 problem = f"cannot be reached ({type(exc).__name__})"
                 continue
             if response.status_code == 429 or response.status_code >= 500:

@@ -13,7 +13,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
+from portal.paths import IS_CHECKOUT, shipped
+
+LOCALE_DIR = shipped("locale")
 
 
 def _stale(po: Path, mo: Path) -> bool:
@@ -23,11 +25,15 @@ def _stale(po: Path, mo: Path) -> bool:
 def compile_catalogs(locale_dir: Path = LOCALE_DIR, *, force: bool = False) -> list[Path]:
     """Build every .mo older than its .po (or all with ``force``); return the files written.
 
-    Fuzzy entries are left out, as ``msgfmt`` does. Each .mo is written to a temporary file and
+    Only a checkout compiles: the wheel carries catalogs compiled when it was built (setup.py),
+    and an installed package folder is not the portal's to write. Fuzzy entries are left out, as
+    ``msgfmt`` does. Each .mo is written to a temporary file and
     renamed into place, so a process starting at the same moment never reads half a catalog.
     """
     import polib
 
+    if not IS_CHECKOUT:
+        return []
     written = []
     for po_path in sorted(locale_dir.glob("*/LC_MESSAGES/*.po")):
         mo_path = po_path.with_suffix(".mo")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import secrets
-from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
+from portal import paths
 from portal.env import (
     database_from_url,
     env_bool,
@@ -20,10 +20,11 @@ from portal.env import (
     env_url,
 )
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = paths.CODE_DIR
 
 # --- where the portal keeps its files --------------------------------------------------------
-DATA_DIR = env_path("KB_DATA_DIR", BASE_DIR / "var")
+# A checkout keeps them in its var/; an installed portal in var/ under the folder it runs in.
+DATA_DIR = env_path("KB_DATA_DIR", paths.HOME_DIR / "var")
 MEDIA_ROOT = env_path("KB_MEDIA_DIR", DATA_DIR / "files")
 MEDIA_URL = "/files/"  # never served directly: downloads go through a permission-checked view
 
@@ -122,7 +123,7 @@ WSGI_APPLICATION = "portal.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [paths.shipped("templates")],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -315,7 +316,7 @@ MCP_USER = env_str("KB_MCP_USER")  # manage.py mcp answers as this user unless -
 STATIC_URL = "/static/"
 STATIC_ROOT = DATA_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise expects it even when empty
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [paths.shipped("static")]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
@@ -327,14 +328,14 @@ WHITENOISE_AUTOREFRESH = DEBUG
 # browser's Accept-Language, else KB_LANGUAGE (portal.i18n). Catalogs: locale/<lang>/LC_MESSAGES.
 LANGUAGES = [("ru", "Русский"), ("en", "English")]
 LANGUAGE_CODE = env_choice("KB_LANGUAGE", "ru", tuple(code for code, _ in LANGUAGES))
-LOCALE_PATHS = [BASE_DIR / "locale"]
+LOCALE_PATHS = [paths.shipped("locale")]
 TIME_ZONE = env_str("KB_TIME_ZONE", "Europe/Moscow")
 USE_I18N = True
 USE_TZ = True
 
 # --- demo knowledge base -----------------------------------------------------------------------
 DEMO_KNOWLEDGE_BASE = env_bool("KB_DEMO", True)
-DEMO_CORPUS_DIR = env_path("KB_DEMO_CORPUS", BASE_DIR.parent / "shared" / "corpus")
+DEMO_CORPUS_DIR = env_path("KB_DEMO_CORPUS", paths.HOME_DIR.parent / "shared" / "corpus")
 
 LOG_LEVEL = env_choice("KB_LOG_LEVEL", "info", ("debug", "info", "warning", "error"))
 LOGGING = {
@@ -346,7 +347,7 @@ LOGGING = {
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
         "celery": {"level": "WARNING"},
-        "httpx": {"level": "WARNING"},
+        "httpx2": {"level": "WARNING"},
     },
 }
 
@@ -374,7 +375,7 @@ ROW_UNIT_SENTENCES = env_bool("KB_ROW_UNIT_SENTENCES", False)
 # ... for the row units of tables of figures (knowledge.tables), even when the above is off.
 ROW_UNIT_FIGURE_SENTENCES = env_bool("KB_ROW_UNIT_FIGURE_SENTENCES", True)
 INGEST_STALE_SECONDS = env_int("KB_INGEST_STALE_SECONDS", 300, minimum=30)
-DROP_FOLDER = env_path("KB_DROP_FOLDER", BASE_DIR / "private_knowledge")
+DROP_FOLDER = env_path("KB_DROP_FOLDER", paths.HOME_DIR / "private_knowledge")
 DROP_FOLDER_SCAN_SECONDS = env_int("KB_DROP_FOLDER_SCAN_SECONDS", 30, minimum=5)
 DROP_FOLDER_SOURCE = env_str("KB_DROP_FOLDER_SOURCE", "Drop folder")
 # Sources that sync themselves (knowledge.sources): where git keeps its copies, how long a git

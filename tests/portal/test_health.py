@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from concurrent.futures import ThreadPoolExecutor
 
-import httpx
+import httpx2
 import pytest
 from django.db import connection
 
@@ -27,7 +27,7 @@ def _connections() -> int:
 
 
 def _login(base: str, username: str) -> int:
-    with httpx.Client(base_url=base, timeout=30) as client:
+    with httpx2.Client(base_url=base, timeout=30) as client:
         page = client.get("/login/")
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
         response = client.post(
@@ -47,13 +47,13 @@ def server(transactional_db):
 def test_two_hundred_concurrent_anonymous_healthz_all_answer_and_hold_no_connections(
     worker, server, alice
 ):
-    with httpx.Client(base_url=server.url, timeout=30) as client:
+    with httpx2.Client(base_url=server.url, timeout=30) as client:
         assert client.get("/healthz").status_code == 200  # warm: one check, one connection
     before = _connections()
 
     def probe(_: int) -> tuple[int, dict]:
         # A generous timeout only tells an answer from a hang; speed is benchmarks/health.py's.
-        response = httpx.get(server.url + "/healthz", timeout=30)
+        response = httpx2.get(server.url + "/healthz", timeout=30)
         return response.status_code, response.json()
 
     with ThreadPoolExecutor(max_workers=100) as pool:
@@ -67,7 +67,7 @@ def test_two_hundred_concurrent_anonymous_healthz_all_answer_and_hold_no_connect
     assert all(body == {"status": "ok"} for _, body in results)
     # Callers share one check: the flood leaves no PostgreSQL connection behind it.
     assert _connections() <= before + 2
-    with httpx.Client(base_url=server.url, timeout=30) as client:
+    with httpx2.Client(base_url=server.url, timeout=30) as client:
         assert client.get("/healthz").status_code == 200
 
 

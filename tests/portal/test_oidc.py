@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 import pytest
 from django.contrib.auth import get_user_model
 
@@ -54,7 +54,7 @@ def sign_in(client, provider: OidcTestProvider, claims: dict):
     provider.sign_in_as(claims)
     start = client.get("/oidc/authenticate/")
     assert start.status_code == 302 and start["Location"].startswith(provider.issuer)
-    back = httpx.get(start["Location"], follow_redirects=False).headers["Location"]
+    back = httpx2.get(start["Location"], follow_redirects=False).headers["Location"]
     parts = urlsplit(back)
     return client.get(f"{parts.path}?{parts.query}")
 

@@ -12,7 +12,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
+import httpx2
 
 from knowledge.sources.base import SyncError
 
@@ -36,34 +36,34 @@ class JsonClient:
         self.retries = retries
         self.backoff = backoff
         self.token_hint = token_hint  # which variables hold the token, for a 401
-        self._client = httpx.Client(
+        self._client = httpx2.Client(
             headers={"Accept": "application/json", **headers},
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            timeout=httpx2.Timeout(timeout, connect=min(timeout, 10.0)),
             follow_redirects=False,  # a redirect to a sign-in page is a refusal, not data
         )
 
-    def get(self, path: str, params: dict | None = None) -> tuple[Any, httpx.Headers]:
+    def get(self, path: str, params: dict | None = None) -> tuple[Any, httpx2.Headers]:
         return self._send("GET", path, params, None)
 
     def post(
         self, path: str, params: dict | None = None, body: Any = None
-    ) -> tuple[Any, httpx.Headers]:
+    ) -> tuple[Any, httpx2.Headers]:
         return self._send("POST", path, params, body)
 
     def close(self) -> None:
         self._client.close()
 
-    def _send(self, method: str, path: str, params, body) -> tuple[Any, httpx.Headers]:
+    def _send(self, method: str, path: str, params, body) -> tuple[Any, httpx2.Headers]:
         url = self.base + path
         for attempt in range(self.retries + 1):
             if attempt:
                 time.sleep(self.backoff * 2 ** (attempt - 1))
             try:
                 response = self._client.request(method, url, params=params, json=body)
-            except httpx.TimeoutException:
+            except httpx2.TimeoutException:
                 problem = f"The tracker at {self.host} did not answer within {self.timeout:.0f} s"
                 continue
-            except httpx.HTTPError as exc:
+            except httpx2.HTTPError as exc:
                 problem = f"Could not reach the tracker at {self.host} ({type(exc).__name__})"
                 continue
             if response.status_code in BUSY:
@@ -80,7 +80,7 @@ class JsonClient:
                 ) from None
         raise SyncError(f"{problem}; nothing was changed, the next sync tries again.")
 
-    def _refusal(self, response: httpx.Response, path: str) -> str:
+    def _refusal(self, response: httpx2.Response, path: str) -> str:
         status = response.status_code
         if status == 401:
             return (
@@ -108,7 +108,7 @@ class JsonClient:
         return f"The tracker at {self.host} rejected the request ({status}){': ' + said if said else ''}."
 
 
-def _message(response: httpx.Response) -> str:
+def _message(response: httpx2.Response) -> str:
     """The tracker's own words about a refused request (a JQL error, a bad filter)."""
     try:
         data = response.json()

@@ -1,0 +1,27 @@
+"""The portal's command line: ``manage.py`` in a checkout, ``knowledge-belt`` once installed."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    """Run one management command with the portal's guards: a configuration error or an
+    unreachable service is one readable line, and data commands migrate a fresh database."""
+    from portal.boot import load_settings_or_exit, migrate_if_needed
+    from portal.locale_build import compile_catalogs
+
+    load_settings_or_exit()
+    compile_catalogs()  # a checkout's translations: .po under version control, .mo built here
+    from django.core.management import execute_from_command_line
+    from django.db.utils import OperationalError
+
+    from portal.embedded import EmbeddedServiceError
+
+    try:
+        migrate_if_needed(sys.argv)
+        execute_from_command_line(sys.argv)
+    except (OperationalError, EmbeddedServiceError) as exc:
+        # One line instead of a driver traceback: the usual cause is configuration.
+        sys.stderr.write(f"knowledge-belt: {str(exc).strip().splitlines()[0]}\n")
+        raise SystemExit(2) from None
