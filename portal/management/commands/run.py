@@ -21,10 +21,12 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from portal import paths
 from portal.accounts import ensure_first_admin
 from portal.services_layout import acquire_services
 
 _PR_SET_PDEATHSIG = 1
+CELERY_ROOT_WARNING = "You're running the worker with superuser privileges"
 # Seconds uvicorn keeps an idle connection open (deploy/ files use the same value).
 KEEP_ALIVE_SECONDS = 75
 
@@ -147,8 +149,15 @@ class Command(BaseCommand):
         ]
 
     def _spawn(self, name: str, command: list[str]) -> None:
+        # Celery warns at length when its worker runs as root, which a one-machine portal on a
+        # developer's box or in a container often does; the deployment units run as a user.
+        env = {**os.environ, "PYTHONWARNINGS": "ignore:" + CELERY_ROOT_WARNING}
         process = subprocess.Popen(
-            command, cwd=settings.BASE_DIR, start_new_session=True, preexec_fn=_die_with_parent
+            command,
+            cwd=paths.HOME_DIR,  # the checkout, or the folder an installed portal runs in
+            env=env,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
         )
         self._children.append((name, process))
 
