@@ -365,6 +365,8 @@ def check_pages(portal: Portal) -> None:
     assets: set[str] = set()
     for path in PAGES:
         response = portal.get(path)
+        if response.status_code == 302 and response.headers["location"].startswith("/"):
+            response = portal.get(response.headers["location"])  # "/": the latest conversation
         if response.status_code != 200:
             raise CheckFailed(f"{path} answered {response.status_code}")
         assets.update(re.findall(r'(?:href|src)="(/static/[^"]+)"', response.text))
