@@ -1,105 +1,87 @@
-"""The answerability check: does the best evidence cover what the question asks for?
+"""The answerability check: does the best evidence hold what the question asks for?
 
-Run before any answer, extractive or generated. Search already refused when no chunk passed
-the minimum score; this looks at what did pass. Simple enough to explain, its features go
-into ``ask --json`` (``answerability``) and the journal:
+Run before any answer, extractive or generated, on the question's reading
+(``knowledge.question``) and the best sources' texts. Search already refused when no chunk
+passed the minimum score; this looks at what did pass, in this order:
 
-- **named things** of the question: identifiers (``OnResume``, ``MockDataStore``), Latin words
-  in a Russian question (``iOS``, ``PostgreSQL``), abbreviations (``СУБД``), names in quotes
-  («События»), figures (``4.5:1``). Each must appear in the evidence, or the answer is partial.
-- **the kind of fact asked**: a number, a price, a duration, a percentage, a date, a version,
-  a size, a person ("сколько", "сколько стоит", "за сколько минут", "какой процент", "на какую
-  дату", "какая версия", "как зовут", "how many", "how much"). The evidence must hold a fact of
-  that kind near the question's own words (its rarest words, or a named thing); else partial.
+1. **The knowledge base's vocabulary.** The question's focus (the thing asked about) and its
+   other content words, named entities aside (a city, a company or the university named in
+   the question is not evidence of anything), are looked up in every chunk the user may read.
+   A focus no document uses, or a question most of whose words (by weight) no document uses, is
+   refused: "Какая температура в Новосибирске" shares a city with the documents and nothing else.
+2. **Named things** (identifiers, Latin words, abbreviations, quoted names): each must appear in
+   the evidence, unless many chunks hold it (then a paraphrase may say it otherwise).
+3. **Things compared** ("X или Y", "X vs Y"): a passage must speak of both.
+4. **The value asked**: a number, a price, a duration, a size, a date, a year, a version, a
+   person, an organisation or a place. A passage about the question's focus must hold a value
+   of that kind that the question itself does not already give. (A reason, a way of doing or a
+   term's name is asked too, but no pattern can tell it in a text: those are left to the
+   reader and the model.)
 
-Outcomes: ``answer``; ``partial`` (the documents describe the topic but not the fact asked:
-"В документах описано X, но не указано Y", with the nearest passages); ``refusal`` (nothing
-passed the minimum score; decided by search, the canonical sentence, no LLM call).
+A passage is a sentence, or a table row read with its header row. A word of the question is
+found in a passage by its lemma, or by a neighbour in the navec vectors. Outcomes: ``answer``;
+``partial`` (the documents describe the topic but not the fact asked: "В документах описано X,
+но не указано Y", with the nearest passages); ``refusal`` (the documents do not speak of it).
+The decision and its features go into ``ask --json`` (``answerability``) and the journal.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-from knowledge.versions.naming import stem
+import numpy as np
 
-# What a question asks for, read from its wording (first match wins: the specific before the
-# general). Each kind names the patterns that find such a fact in a text.
-_ASKED = [
-    (
-        "price",
-        r"сколько\s+(?:\w+\s+){0,2}сто(?:ит|ят|ило)|стоимост|цен[аыуе]\b|почём|"
-        r"в какую сумму|какой бюджет|во сколько обош|зарплат|оклад|how much does|how much is|"
-        r"\bcost|\bprice",
-    ),
-    ("percent", r"процент|\bдол[яюи]\b|percent|percentage"),
-    (
-        "duration",
-        r"за сколько (?:минут|секунд|часов|дней|недель)|сколько (?:минут|секунд|часов|"
-        r"дней|недель|месяцев|времени)|сколько по времени|как долго|как быстро|"
-        r"длительност|время (?:ответа|простоя|отклика)|how long",
-    ),
-    (
-        "size",
-        r"размер\w* (?:в|письма|файла)|в (?:байтах|килобайтах|мегабайтах|дюймах|пикселях)|"
-        r"при каком размере|диагонал|how big|how large",
-    ),
-    (
-        "date",
-        r"на какое число|на какую дату|какого числа|\bи когда\b|"
-        r"до какой даты|какая дата|what date",
-    ),
-    ("year", r"в каком году|какого года|which year|what year"),
-    ("version", r"как(?:ая|ой|ую) верси|минимальн\w* верси|which version|what version"),
-    ("person", r"как зовут|\bкто (?:такой|автор|руковод)|фамили|\bwho\b"),
-    (
-        "number",
-        r"сколько|какое количество|какого количества|какое число|какое максимальн|"
-        r"какое минимальн|какая максимальн|какая минимальн|какой максимальн|"
-        r"какой минимальн|минимальн\w* и максимальн|насколько|how many|how much|"
-        r"maximum|minimum",
-    ),
-]
-_ASKED_RE = [(kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in _ASKED]
-# "Когда" asks for a date only when nothing else is asked ("Когда покупатель платит картой,
-# как называются ..." asks for names).
-_WHEN = re.compile(r"^\W*(?:когда|when)\b", re.IGNORECASE)
-_OTHER_QUESTION = re.compile(
-    r"\b(?:как|что|чем|какой|какая|какое|какие|кто|где|почему|зачем|сколько|how|what|which|who|why)\b",
-    re.IGNORECASE,
-)
+from knowledge.question import Question, nlp
+from knowledge.question.focus import is_measure
+from knowledge.question.named import PLACEHOLDER
+
+# A word of the question is found in a passage when a lemma there is this close to it in the
+# navec vectors (cosine): "недостаток" for "минус", "длительность" for "продолжительность".
+NEIGHBOUR = 0.6
+# Below this share of the question's word weight known to the knowledge base, it is refused.
+KNOWN_SHARE = 0.5
+EVIDENCE_CHARS = 12_000  # of the best sources' texts read
+
 _NUMBER = r"\d+(?:[.,:]\d+)*"
-_FACTS = {
+# What a value of each kind looks like in a text: units, currencies, dates (classes of the
+# notation, not of any question).
+_VALUES = {
     "price": rf"{_NUMBER}\s*(?:₽|руб|р\.|\$|€|usd|eur|долл|евро|тыс|млн)|[$€]\s*{_NUMBER}|бесплатн|free",
-    "percent": rf"{_NUMBER}\s*(?:%|процент)",
+    "percent": rf"{_NUMBER}\s*(?:%|процент|percent)",
     "duration": r"\b\d{1,3}(?:[.,]\d+)?\s*(?:-|–|до)?\s*(?:\d{1,3}\s*)?(?:мс|сек|мин|час|дн|день|"
     r"сут|недел|месяц|лет|год|ms|sec|second|min|hour|day|week|month|year)|"
     r"(?:несколько|пару|нескольк\w*)\s+(?:минут|часов|дней|недель|месяцев)",
-    "size": rf"{_NUMBER}\s*(?:кб|мб|гб|байт|kb|mb|gb|bytes?|дюйм|px|пикс|inch)",
-    "date": r"\b\d{1,2}[./]\d{1,2}[./]\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b|"
+    "size": rf"{_NUMBER}\s*(?:кб|мб|гб|тб|байт|kb|mb|gb|tb|bytes?|дюйм|px|пикс|inch|см|мм|cm|mm)",
+    "date": r"\b\d{1,2}[./]\d{1,2}[./](?:19|20)\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|"
     r"\b\d{1,2}\s+(?:январ|феврал|март|апрел|ма[яй]|июн|июл|август|сентябр|октябр|ноябр|декабр|"
     r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|(?:january|february|march|april|may|june|"
     r"july|august|september|october|november|december)\s+\d{1,2}\b",
     "year": r"\b(?:19|20)\d{2}\b",
-    "version": r"\b\d+(?:\.\d+)+\b|\bv\d+|верси\w*\s+\d+|version\s+\d+",
+    "version": r"\b\d+(?:\.\d+)+\b|\bv\d+|верси\w*\s+\d+|version\s+\d+|\bapi\s*\d+",
+    "number": rf"\b{_NUMBER}\b|\b(?:один|одн|два|две|три|четыр|пят|шест|сем|восем|девят|десят|"
+    r"сто|тысяч)\w*\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred)\b",
     "person": r"\b[А-ЯЁA-Z]\.\s*(?:[А-ЯЁA-Z]\.\s*)?[А-ЯЁA-Z][а-яёa-z]+|"
-    r"\b[А-ЯЁ][а-яё]+\s+[А-ЯЁ][а-яё]+(?:ович|евич|овна|евна)\b",
-    "number": rf"\b{_NUMBER}\b|\b(?:один|одн|два|две|три|четыр|пят|шест|сем|восем|девят|десят)\w*\b",
+    r"\b[А-ЯЁ][а-яё]+\s+[А-ЯЁ]\.\s*(?:[А-ЯЁ]\.)?",
+    "name": r"«[^»]{2,60}»|\"[^\"]{2,60}\"|\b[A-Z][\w.+#-]*[A-Za-z0-9]\b",
 }
-_FACT_RE = {kind: re.compile(pattern, re.IGNORECASE) for kind, pattern in _FACTS.items()}
-WINDOW = 160  # characters around a question word in which the fact must stand
-
-_IDENTIFIER = re.compile(
-    r"\b(?:[A-Za-z]+[a-z][A-Z]\w*|\w*[A-Za-z]\w*\.\w*[A-Za-z]\w*|[A-Za-z]+_\w+|[A-Za-z][A-Za-z0-9+#-]*)\b"
-)
-_ABBREVIATION = re.compile(r"\b[А-ЯЁ]{2,6}\b")
-_QUOTED = re.compile(r"«([^»]{2,40})»|\"([^\"]{2,40})\"")
-_PLACEHOLDER = re.compile(r"\[(?:card|e-mail|phone|passport|INN|SNILS)\]")
-_FIGURE = re.compile(r"\b\d+(?:[.,:]\d+)+\b|\b\d{4}(?:\s\d{4}){1,3}\b")
-# Abbreviations that name the documents themselves, not a fact inside them.
-_DOCUMENT_WORDS = {"тз", "пз", "пми", "тп", "гост", "вшэ"}
-_CYRILLIC = re.compile(r"[а-яё]", re.IGNORECASE)
+_VALUE_RE = {kind: re.compile(pattern, re.IGNORECASE) for kind, pattern in _VALUES.items()}
+# The kinds a value of which may stand for another: a duration or a price is a number too,
+# a date holds its year; an organisation or a person is written as a name.
+_ALSO = {
+    "number": ("price", "percent", "duration", "size"),
+    "year": ("date",),
+    "organisation": ("name",),
+    "person": (),
+    "place": (),
+}
+_NER_KINDS = {"person": "PER", "organisation": "ORG", "place": "LOC"}
+_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_RULE = re.compile(r"^[\s|:-]+$")
+_WORD = re.compile(r"[^\W\d_][\w-]*")
+_CONNECTIVES = {"или", "либо", "чем", "or", "than", "vs", "vs.", "versus", "против"}
+_COMPARATIVE = re.compile(r"\b(?:или|либо|чем|or|than|vs\.?|versus|против)\b", re.I)
 
 
 @dataclass
@@ -112,148 +94,248 @@ class Answerability:
     named_missing: list[str] = field(default_factory=list)
     focus: list[str] = field(default_factory=list)
     focus_found: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)  # words no document of the user's uses
+    known_share: float | None = None
     best_score: float | None = None
+    reading: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
-def asked_kind(question: str) -> str:
-    """The kind of fact the question asks for, or "" (a definition, a how, a why ...)."""
-    for kind, pattern in _ASKED_RE:
-        if pattern.search(question):
-            return kind
-    if _WHEN.search(question) and not _OTHER_QUESTION.search(question):
-        return "date"
-    return ""
+@dataclass(frozen=True)
+class Passage:
+    """A sentence or a table row (with its header) of the evidence, with its lemmas."""
 
-
-def named_things(question: str) -> list[str]:
-    """Identifiers, Latin words in a Russian question, abbreviations, quoted names, figures."""
-    russian = bool(_CYRILLIC.search(question))
-    found: list[str] = [m[0] for m in _PLACEHOLDER.finditer(question)]
-    question = _PLACEHOLDER.sub(" ", question)
-    for match in _QUOTED.finditer(question):
-        name = (match[1] or match[2]).strip()
-        if name[:1].isupper() and len(name.split()) <= 3:  # a name, not a quoted phrase
-            found.append(name)
-    for match in _FIGURE.finditer(question):
-        found.append(match[0])
-    for match in _IDENTIFIER.finditer(question):
-        word = match[0].strip("-+#")
-        if (russian and len(word) >= 2) or is_identifier(word):
-            found.append(word)
-    for match in _ABBREVIATION.finditer(question):
-        if match[0].casefold() not in _DOCUMENT_WORDS:
-            found.append(match[0])
-    unique: list[str] = []
-    for thing in found:
-        if thing.casefold() not in {u.casefold() for u in unique}:
-            unique.append(thing)
-    return unique
-
-
-def is_identifier(word: str) -> bool:
-    """CamelCase, dotted or snake_case words, and words mixing letters and digits: names
-    that mean one thing (``OnResume``, ``Xamarin.Forms``, ``hse_api``, ``OAuth2``)."""
-    return bool(re.search(r"[a-z][A-Z]|\w[._]\w|[A-Za-z]\d|\d[A-Za-z]", word))
-
-
-def _present(thing: str, text: str) -> bool:
-    """A named thing is in the text: as written (any case), or, for a word of several
-    letters, by its stem (Russian endings: «События» - «событий»)."""
-    low = text.casefold()
-    if thing.casefold() in low:
-        return True
-    words = re.findall(r"\w+", thing)
-    return bool(words) and all(
-        len(w) >= 4 and re.search(r"\b" + re.escape(stem(w)), low) for w in words
-    )
-
-
-def _positions(term: str, text: str) -> list[int]:
-    return [m.start() for m in re.finditer(re.escape(term.casefold()), text.casefold())]
-
-
-def fact_near(kind: str, anchors: list[str], text: str, *, also: list[str] = ()) -> bool:
-    """A fact of ``kind`` within ``WINDOW`` characters of one of the anchors in ``text``
-    (with the words of ``also`` in that window too)."""
-    pattern = _FACT_RE[kind]
-    for anchor in anchors:
-        for position in _positions(anchor, text):
-            window = text[max(0, position - WINDOW) : position + len(anchor) + WINDOW]
-            if all(w in window.casefold() for w in also) and pattern.search(window):
-                return True
-    return False
+    text: str
+    lemmas: frozenset[str]
 
 
 def check(
-    question: str,
-    evidence: list[str],
+    question: Question,
+    evidence: Sequence[str],
     *,
-    focus: list[str],
+    vocabulary: Mapping[str, int],
     best_score: float | None = None,
     common: set[str] | frozenset[str] = frozenset(),
 ) -> Answerability:
-    """Decide answer / partial from the evidence texts (the best sources, best first).
+    """Decide answer / partial / refusal (see the module docstring).
 
-    ``focus`` are the question's content words as stems, rarest first (see ``focus_stems``);
-    ``common`` the named things many chunks of the knowledge base hold ("Google", "Android"):
-    a paraphrase may use them for what the page calls otherwise, so they need not be there.
+    ``vocabulary`` maps the question's term lemmas to the number of chunks (of the sources the
+    user may read) that hold them; ``common`` are the named things many chunks hold.
     """
-    text = "\n".join(evidence)
-    named = [n for n in named_things(question) if n.casefold() not in _DOCUMENT_WORDS]
-    missing = [
-        n
-        for n in named
-        if _PLACEHOLDER.fullmatch(n) or (n.casefold() not in common and not _present(n, text))
-    ]
-    found_focus = [f for f in focus if re.search(r"\b" + re.escape(f), text.casefold())]
-    kind = asked_kind(question)
-    fact = None
-    if kind:
-        fact = _fact_stated(kind, named, missing, focus, found_focus, text)
+    terms = [t for t in question.key_terms if t.lemma in vocabulary]
+    focus = [t.lemma for t in terms if t.focus] or (
+        [question.focus.lemma] if question.focus.lemma in vocabulary else []
+    )
     result = Answerability(
         decision="answer",
-        reason="the evidence names what the question names",
-        asked=kind,
-        fact_found=fact,
-        named=named,
-        named_missing=missing,
+        reason="the evidence holds what the question asks",
+        asked=question.kind,
+        named=list(question.named),
         focus=focus,
-        focus_found=found_focus,
         best_score=best_score,
+        reading=question.as_dict(),
     )
-    if missing:
-        result.decision = "partial"
-        result.reason = "the documents found do not mention " + ", ".join(missing)
-    elif kind and not fact:
-        result.decision = "partial"
-        result.reason = f"no {kind} stated near the question's words in the documents found"
+    refused = _vocabulary(question, terms, focus, vocabulary, result)
+    if refused:
+        return result
+    passages = split_passages(evidence)
+    matcher = _Matcher(passages)
+    result.focus_found = [f for f in focus if matcher.anywhere(f)]
+    topic = [f for f in focus if not is_measure(f)]
+    absent = bool(topic) and not any(f in result.focus_found for f in topic)
+    text = "\n".join(p.text for p in passages)
+    result.named_missing = [
+        n
+        for n in question.named
+        if PLACEHOLDER.fullmatch(n) or (n.casefold() not in common and not _present(n, text))
+    ]
+    if result.named_missing:
+        reason = "the documents found do not mention " + ", ".join(result.named_missing)
+        return _refusal(result, reason) if absent else _partial(result, reason)
+    compared = _compared(question)
+    if compared and not any(all(_present(c, p.text) for c in compared) for p in passages):
+        return _partial(result, "no passage speaks of " + " and ".join(compared) + " together")
+    kinds = [k for k in question.kinds if k in _VALUE_RE or k in _NER_KINDS]
+    if kinds:
+        anchors = _anchor_passages(question, focus, terms, vocabulary, passages, matcher)
+        missing = [k for k in kinds if not any(_holds_value(question, p, k) for p in anchors)]
+        result.fact_found = not missing
+        if missing:
+            result.asked = missing[0]
+            reason = f"no {missing[0]} stated with the question's words in the documents found"
+            return _refusal(result, reason) if absent else _partial(result, reason)
     return result
 
 
-def _fact_stated(
-    kind: str, named: list[str], missing: list[str], focus: list[str], found: list[str], text: str
-) -> bool:
-    """A fact of the kind asked stands beside what the question is about: near every named
-    thing, else where the question's two rarest words meet; the rarest word must be there."""
-    if focus and focus[0] not in found:
+def _vocabulary(question, terms, focus, vocabulary, result: Answerability) -> bool:
+    """Refuse a question the knowledge base has no words for (step 1); True when refused."""
+    # Each word counts once, the focus twice: one word no document uses (a colleague's slang,
+    # a typo) does not refuse a question; most of them do.
+    weights = {t.lemma: 2.0 if t.focus else 1.0 for t in terms}
+    total = sum(weights.values())
+    result.unknown = [t.lemma for t in terms if not vocabulary[t.lemma]]
+    if not total:
         return False
-    present = [n for n in named if n not in missing and not _PLACEHOLDER.fullmatch(n)]
-    if present:
-        return all(fact_near(kind, [n], text) for n in present)
-    if not found:
-        return False
-    return fact_near(kind, found[:1], text, also=found[1:2])
+    result.known_share = round(
+        sum(w for lemma, w in weights.items() if vocabulary[lemma]) / total, 3
+    )
+    head = question.focus.lemma
+    if head and head in vocabulary and not vocabulary[head] and question.focus.head >= 0:
+        result.decision = "refusal"
+        result.reason = f"the focus «{head}» is in no document"
+        return True
+    if result.known_share < KNOWN_SHARE and len(result.unknown) >= 2:
+        result.decision = "refusal"
+        result.reason = "most of the question's words are in no document: " + ", ".join(
+            result.unknown
+        )
+        return True
+    return False
 
 
-def focus_stems(words: list[tuple[str, float]]) -> list[str]:
-    """The question's content words as stems, rarest (highest idf) first."""
-    ordered = sorted(words, key=lambda item: -item[1])
-    stems: list[str] = []
-    for word, _ in ordered:
-        short = stem(word)
-        if len(short) >= 3 and short not in stems:
-            stems.append(short)
-    return stems
+def _refusal(result: Answerability, reason: str) -> Answerability:
+    """Not even the focus of the question is in the evidence: it does not speak of it."""
+    result.decision = "refusal"
+    result.reason = reason + "; nor of " + ", ".join(f"«{f}»" for f in result.focus)
+    return result
+
+
+def _partial(result: Answerability, reason: str) -> Answerability:
+    result.decision = "partial"
+    result.reason = reason
+    return result
+
+
+def split_passages(evidence: Sequence[str]) -> list[Passage]:
+    """Sentences, and table rows each with its header row, of the evidence texts."""
+    out: list[Passage] = []
+    budget = EVIDENCE_CHARS
+    for text in evidence:
+        text = text[:budget]
+        budget -= len(text)
+        header = ""
+        for line in text.split("\n"):
+            if _ROW.match(line):
+                if not header:
+                    header = line
+                    out.append(_passage(line))
+                elif not _RULE.match(line):
+                    out.append(_passage(header + "\n" + line))
+                continue
+            header = ""
+            for _, _, sentence in nlp.sentences(line):
+                if sentence.strip():
+                    out.append(_passage(sentence))
+        if budget <= 0:
+            break
+    return out
+
+
+def _passage(text: str) -> Passage:
+    words = _WORD.findall(text)
+    return Passage(text, frozenset({nlp.lemma(w) for w in words} | {w.casefold() for w in words}))
+
+
+class _Matcher:
+    """Finds a question's lemma in the passages: as written, or by a navec neighbour."""
+
+    def __init__(self, passages: list[Passage]) -> None:
+        self.passages = passages
+        self._lemmas = sorted({lemma for p in passages for lemma in p.lemmas})
+        found = [(lemma, nlp.vector(lemma)) for lemma in self._lemmas]
+        found = [(lemma, v) for lemma, v in found if v is not None]
+        self._words = [lemma for lemma, _ in found]
+        self._matrix = np.stack([v for _, v in found]) if found else np.zeros((0, 300), np.float32)
+        self._near: dict[str, frozenset[str]] = {}
+
+    def neighbours(self, lemma: str) -> frozenset[str]:
+        """The passages' lemmas that stand for ``lemma``: itself, and its navec neighbours."""
+        if lemma not in self._near:
+            near = {lemma}
+            vector = nlp.vector(lemma)
+            if vector is not None and len(self._words):
+                scores = self._matrix @ vector
+                near |= {self._words[i] for i in np.flatnonzero(scores >= NEIGHBOUR)}
+            self._near[lemma] = frozenset(near)
+        return self._near[lemma]
+
+    def holds(self, passage: Passage, lemma: str) -> bool:
+        return bool(passage.lemmas & self.neighbours(lemma))
+
+    def anywhere(self, lemma: str) -> bool:
+        return any(self.holds(p, lemma) for p in self.passages)
+
+
+def _present(thing: str, text: str) -> bool:
+    """A named thing is in the text: as written (any case), or word by word by lemma
+    (Russian endings: «События» - «событий»)."""
+    low = text.casefold()
+    if thing.casefold() in low:
+        return True
+    words = _WORD.findall(thing)
+    if not words or any(len(w) < 4 for w in words):
+        return False
+    lemmas = {nlp.lemma(w) for w in _WORD.findall(text)}
+    return all(nlp.lemma(w) in lemmas for w in words)
+
+
+def _compared(question: Question) -> list[str]:
+    """Two or more named things the question sets against each other ("Jenkins или GitLab
+    CI", "Playwright быстрее Cypress"): read from "или / or / чем / than / vs" between them."""
+    names = [n for n in question.named if not PLACEHOLDER.fullmatch(n)]
+    names += [e.text for e in question.entities if e.text not in names and e.text in question.named]
+    if len(names) < 2 or not _COMPARATIVE.search(question.text):
+        return []
+    positions = sorted((question.text.find(n), n) for n in names if question.text.find(n) >= 0)
+    for (a, first), (b, second) in zip(positions, positions[1:], strict=False):
+        between = question.text[a + len(first) : b].lower().split()
+        # "X или Y", "X, чем Y", "X vs Y", "у X или у Y": a connective among a few words.
+        if len(between) <= 4 and any(w.strip(",—-") in _CONNECTIVES for w in between):
+            return [first, second]
+    return []
+
+
+def _anchor_passages(question, focus, terms, vocabulary, passages, matcher) -> list[Passage]:
+    """The passages about what the question asks: the question's words must stand together in
+    them, at least two of them (one when it has only one), one of which says the topic: its
+    focus (or a navec neighbour), one of its named things, or one of its two rarest words. A
+    focus that names the measure itself ("в какой день", "какой срок") says which value, not
+    which topic."""
+    named = [n for n in question.named if not PLACEHOLDER.fullmatch(n)]
+    words = sorted(
+        (vocabulary[t.lemma], t.lemma)
+        for t in terms
+        if vocabulary[t.lemma] and not is_measure(t.lemma)
+    )
+    measured = [question.focus.topic] if question.focus.topic in vocabulary else []
+    topic = [f for f in focus if not is_measure(f)] or measured or [lemma for _, lemma in words[:2]]
+    needed = min(2, len({*topic, *named, *(lemma for _, lemma in words)}))
+    anchored = []
+    for passage in passages:
+        about = {f for f in topic if matcher.holds(passage, f)}
+        about |= {n for n in named if _present(n, passage.text)}
+        if not about:
+            continue
+        held = about | {lemma for _, lemma in words if matcher.holds(passage, lemma)}
+        if len(held) >= needed:
+            anchored.append(passage)
+    return anchored
+
+
+def _holds_value(question: Question, passage: Passage, kind: str) -> bool:
+    """The passage states a value of the kind asked that the question does not already give."""
+    asked = question.text.casefold()
+    for each in (kind, *_ALSO.get(kind, ())):
+        pattern = _VALUE_RE.get(each)
+        if pattern is None:
+            continue
+        for match in pattern.finditer(passage.text):
+            if match[0].strip().casefold() not in asked:
+                return True
+    wanted = _NER_KINDS.get(kind)
+    if wanted:
+        _, spans = nlp.parse(passage.text[:600])
+        return any(s.kind == wanted and s.text.casefold() not in asked for s in spans)
+    return False

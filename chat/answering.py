@@ -25,6 +25,7 @@ from chat.prompting import build_messages, build_sources
 from chat.rewrite import previous_query, standalone_question
 from chat.storing import finish, mark_cited, store_sources
 from chat.versions import detect as detect_version_question
+from knowledge.question import read
 from knowledge.retrieval.search import search
 from knowledge.retrieval.sql import unknown_words
 from knowledge.retrieval.types import Filters
@@ -101,7 +102,7 @@ def stream_answer(
     filters = _filters(message, source_ids)
     intent = None
     if not message.context and not message.search_override:
-        intent = detect_version_question(message.question, user)
+        intent = detect_version_question(message.question, user, read(message.question))
     if intent is not None and not _in_scope(intent.document, filters):
         intent = None
     if intent is not None and intent.missing:
@@ -117,7 +118,8 @@ def stream_answer(
     yield Event("status", "Ищу в документах…")
     # A question naming a document outright ("по техзаданию", "в ПЗ") is searched in it, with
     # its best passages as the evidence whatever their score (knowledge.retrieval.versions).
-    result = search(query, user=user, filters=filters)
+    reading = read(query)
+    result = search(query, user=user, filters=filters, reading=reading)
     if not result.hits and history and query != message.question:
         # A follow-up about the same thing ("в каком разделе это описано?") can dilute the
         # conversation's topic below the minimum score: search the topic alone before refusing,
@@ -147,8 +149,14 @@ def stream_answer(
         yield from _refuse(message, result, llm, timings, started)
         return
     sources = build_sources(result, question=message.question)
-    check = assess(message.question, sources, result)
+    reading = read(message.question)  # the same reading when the question was searched as asked
+    check = assess(reading, sources, result)
     message.answerability = check.as_dict()
+    if check.decision == "refusal":
+        # The documents do not speak of what is asked (its focus, most of its words): the
+        # canonical sentence, as for a search that found nothing.
+        yield from _refuse(message, result, llm, timings, started)
+        return
     # A follow-up has its topic from the conversation: it is not asked back; nor is a question
     # whose evidence lacks what it asks (that is a partial answer, not an ambiguity).
     if (
@@ -157,7 +165,7 @@ def stream_answer(
         and not message.search_override
         and query == message.question
     ):
-        tiles = policy.clarification_tiles(result, message.question)
+        tiles = policy.clarification_tiles(result, reading)
         if tiles:
             text = wording.say("clarify", wording.language_of(message.question))
             finish(

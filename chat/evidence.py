@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 
-from chat.answerability import Answerability, check, focus_stems, named_things
+from chat.answerability import Answerability, check
 from chat.citations import cited_numbers
-from knowledge.retrieval import fusion
-from knowledge.retrieval import sql as q
+from knowledge.question import Question
+from knowledge.question.named import named_things
+from knowledge.retrieval.vocabulary import chunk_frequencies, common_names
 
 EVIDENCE_SOURCES = 3  # the best sources the answer is built from
 # A named thing this share of the chunks holds is common ("Google", "Android"): a paraphrase
@@ -19,63 +20,20 @@ _FIGURE = re.compile(r"\d+(?:[.,:]\d+)*")
 MARK = " ⚠"
 
 
-def assess(question: str, sources, result) -> Answerability:
-    """The answerability check of ``question`` on the best sources (see chat.answerability)."""
+def assess(question: Question, sources, result) -> Answerability:
+    """The answerability check of the question's reading on the best sources (see
+    chat.answerability), with the knowledge base's vocabulary as the user may read it."""
     evidence = [s.text for s in sources[:EVIDENCE_SOURCES]]
     best = result.hits[0].score if result.hits else None
+    words = [t.lemma for t in question.key_terms]
+    vocabulary, _ = chunk_frequencies(words, result.visible_source_ids)
     return check(
         question,
         evidence,
-        focus=_focus(question, result.visible_source_ids),
+        vocabulary=vocabulary,
         best_score=best,
-        common=_common(question, result.visible_source_ids),
+        common=common_names(question.named, result.visible_source_ids, share=COMMON_SHARE),
     )
-
-
-def _common(question: str, visible_source_ids: list[int] | None = None) -> set[str]:
-    """The named things of the question that many chunks hold (as whole words)."""
-    names = [n for n in named_things(question) if " " not in n]
-    if not names:
-        return set()
-    lexemes = _simple_lexemes(names)
-    df, total, _ = q.term_stats(
-        sorted({x for found in lexemes.values() for x in found}), visible_source_ids
-    )
-    floor = max(2, COMMON_SHARE * total)
-    return {
-        n.casefold()
-        for n, found in lexemes.items()
-        if found and max(df.get(x, 0) for x in found) >= floor
-    }
-
-
-def _simple_lexemes(names: list[str]) -> dict[str, list[str]]:
-    """Each name's lexemes under the "simple" configuration, in one query for all names."""
-    from django.db import connection
-
-    found: dict[str, list[str]] = {n: [] for n in names}
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT n.name, d.lexemes FROM unnest(%s::text[]) AS n(name), "
-            "LATERAL ts_debug('simple', n.name) AS d WHERE d.lexemes IS NOT NULL",
-            [names],
-        )
-        for name, lexemes in cursor.fetchall():
-            found[name].extend(lexemes)
-    return found
-
-
-def _focus(question: str, visible_source_ids: list[int] | None = None) -> list[str]:
-    """The question's content words the knowledge base knows, as stems, rarest first."""
-    lexemes, words = q.query_terms(question, q.LANGUAGES)
-    df, total, _ = q.term_stats(lexemes, visible_source_ids)
-    pairs = []
-    for variants in words:
-        known = [v for v in variants if df.get(v) and v.isalpha()]
-        if known:
-            idf = max(fusion.bm25_idf(df[v], total) for v in known)
-            pairs.append((min(known, key=len), idf))
-    return focus_stems(pairs)
 
 
 def mark_unsupported(answer: str, sources, language: str) -> tuple[str, list[str]]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from knowledge.retrieval.names import named_words
+from knowledge.question.named import named_words
+from knowledge.question.nlp import lemma
 from knowledge.tables import markdown_cells
 
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
@@ -53,7 +54,7 @@ def _quotable(sentence: str) -> bool:
 
 
 def _stem(word: str) -> str:
-    return word.lower()[:6]  # crude, language-agnostic: enough to rank sentences
+    return lemma(word)  # the one lemmatiser (knowledge.question.nlp): enough to rank sentences
 
 
 def best_quote(question: str, text: str, limit: int = 450) -> str:

@@ -1,9 +1,10 @@
 """The guard before anything leaves for the LLM: personal data redaction and the kill switch.
 
 Redaction covers e-mail addresses, phone numbers, payment card numbers (Luhn-checked) and
-Russian passport numbers, plus SNILS and INN. Person names are not redacted: no dependable
-name recogniser for Russian and English can run here without a model download, and a naive
-capitalised-word rule would also erase product and document names the question is about.
+Russian passport numbers, plus SNILS and INN, and person names: the persons of the question's
+reading (natasha's NER in Russian, a given name with a surname in English). A person the
+knowledge base itself names (an author a page cites: "классификация Кема Канера") is public,
+not a colleague's personal data, and stays: redacting it would lose what the question is about.
 """
 
 from __future__ import annotations
@@ -81,7 +82,28 @@ def redact(text: str) -> Redacted:
     text = sub(_SNILS, "SNILS", text)
     text = sub(_CARD, "card", text, check=_luhn)
     text = sub(_PHONE_CANDIDATE, "phone", text, check=_looks_like_phone)
+    text, persons = _redact_persons(text)
+    kinds += ["person"] * persons
     return Redacted(text, sorted(set(kinds)))
+
+
+def _redact_persons(text: str) -> tuple[str, int]:
+    """Person names no document of the knowledge base names, replaced by "[person]"."""
+    from knowledge.question import read
+    from knowledge.retrieval.vocabulary import chunk_frequencies
+
+    persons = read(text).persons()
+    if not persons:
+        return text, 0
+    words = {e.text: re.findall(r"[^\W\d_]{2,}", e.text) for e in persons}
+    known, _ = chunk_frequencies([w.casefold() for found in words.values() for w in found])
+    redacted = 0
+    for entity in sorted(persons, key=lambda e: -e.start):
+        if any(known.get(w.casefold()) for w in words[entity.text]):
+            continue  # named in the documents: public, and what the question is about
+        text = text[: entity.start] + "[person]" + text[entity.stop :]
+        redacted += 1
+    return text, redacted
 
 
 def chat_enabled() -> bool:

@@ -19,6 +19,8 @@ from django.conf import settings
 from chat.citations import cited_numbers
 from chat.llm import LLM, LlmUnavailable
 from chat.prompts import CLASSIFY_SYSTEM, REFORMULATE_SYSTEM
+from knowledge.question import Question, nlp
+from knowledge.question.named import is_identifier, latin_names
 from knowledge.retrieval.types import Candidate, SearchResult
 
 _REFUSAL = re.compile(
@@ -95,13 +97,14 @@ class Tile:
         return {k: v for k, v in self.__dict__.items() if v not in (None, "")}
 
 
-def clarification_tiles(result: SearchResult, question: str) -> list[Tile]:
+def clarification_tiles(result: SearchResult, question: Question) -> list[Tile]:
     """Tiles when the best candidates split across documents about different things."""
     from knowledge.models import Chunk
 
-    if result.browse or len(result.hits) < 2 or len(question.split()) > settings.CLARIFY_MAX_WORDS:
+    words = question.text.split()
+    if result.browse or len(result.hits) < 2 or len(words) > settings.CLARIFY_MAX_WORDS:
         return []
-    if not _QUESTION_WORD.search(question):
+    if not question.focus.asks and "?" not in question.text:
         return []  # keywords ("тест-кейс", "INVEST user stories") are searched, not asked back
     best_per_document: dict[int, Candidate] = {}
     for hit in result.hits:
@@ -155,40 +158,29 @@ def clarification_tiles(result: SearchResult, question: str) -> list[Tile]:
     return tiles
 
 
-_QUESTION_WORD = re.compile(
-    r"\?|\b(?:что|как|какой|какая|какое|какие|зачем|почему|где|когда|кто|чем|сколько|"
-    r"what|how|which|why|where|when|who)\b",
-    re.IGNORECASE,
-)
-
-
-def _one_meaning(question: str, leaders: list) -> bool:
+def _one_meaning(question: Question, leaders: list) -> bool:
     """The candidates do not mean different things when an identifier of the question, or every
     name it gives, is in the best chunk, or only one leading document has the question's term
     in its title (the page that defines it)."""
-    from chat.answerability import is_identifier
-    from knowledge.retrieval.names import latin_names
-    from knowledge.versions.naming import stem
-
     if not leaders:
         return True
     best = leaders[0].text.casefold()
-    identifiers = [w for w in re.findall(r"[\w.]+", question) if is_identifier(w)]
+    identifiers = [w for w in question.named if is_identifier(w)]
     if any(i.casefold() in best for i in identifiers):
         return True
     # Every name a Russian question gives in Latin letters ("поле Link класса Item") is in the
     # best chunk: it is about that thing, whatever else scores alike. (A capitalised Russian
     # word, "Протокол", may be a common noun: it does not count here.)
-    names = [w for w in latin_names(question) if len(w) >= 3]
+    names = [w for w in latin_names(question.text) if len(w) >= 3]
     if names and all(name.casefold() in best for name in names):
         return True
-    terms = {stem(w) for w in re.findall(r"\w{4,}", question)}
-    titled = {
-        c.document_id
-        for c in leaders
-        if terms & {stem(w) for w in re.findall(r"\w{4,}", c.document.title)}
-    }
+    terms = {t.lemma for t in question.terms if len(t.lemma) >= 4}
+    titled = {c.document_id for c in leaders if terms & _title_words(c.document.title)}
     return len(titled) == 1 and leaders[0].document_id in titled
+
+
+def _title_words(title: str) -> set[str]:
+    return {nlp.lemma(w) for w in re.findall(r"[^\W\d_]{4,}", title)}
 
 
 def reformulation_tiles(question: str, result: SearchResult, llm: LLM | None) -> list[Tile]:

@@ -11,8 +11,8 @@ from chat.extractive import Passage, best_quote
 from chat.prompts import PROFILE_BLOCK, SOURCE_ENTRY, SOURCES_BLOCK, SYSTEM_RULES
 from chat.wording import language_of
 from knowledge.models import Chunk
+from knowledge.question.documents import stems
 from knowledge.retrieval.types import SearchResult
-from knowledge.versions.naming import stems
 
 
 @dataclass

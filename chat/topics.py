@@ -29,6 +29,7 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from chat.models import Message
+from knowledge.question.words import SMALL_TALK
 
 logger = logging.getLogger(__name__)
 
@@ -53,12 +54,6 @@ _KEYBOARD_ROWS = (
     "фывапролджэ",
     "ячсмитьбю",
 )
-_FILLER_WORDS = """
-    привет приветик здравствуй здравствуйте добрый день утро вечер ку хай спасибо благодарю
-    ок окей ага угу да нет тест тестовый проверка пинг алло эй
-    hello hi hey yo thanks thank you ok okay yes no test testing ping check
-"""
-_FILLERS = frozenset(_FILLER_WORDS.split())
 
 
 # --- documents -------------------------------------------------------------------------------
@@ -144,7 +139,7 @@ def is_noise(question: str) -> bool:
     gibberish-shaped words (keyboard runs, repeated letters, no vowel, six consonants in a
     row). Acronyms (SQL, ПМИ) are words."""
     words = _WORD.findall(_PLACEHOLDER.sub(" ", question or ""))
-    return all(w.lower() in _FILLERS or _gibberish(w) for w in words)
+    return all(w.lower() in SMALL_TALK or _gibberish(w) for w in words)
 
 
 # --- refused questions -----------------------------------------------------------------------

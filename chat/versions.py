@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from knowledge.models import Document, DocumentVersion
-from knowledge.versions import mentions, refs
+from knowledge.question import Question, mentions, read, refs
 from knowledge.versions.services import (
     Comparison,
     NotComparable,
@@ -37,27 +37,29 @@ class VersionIntent:
     available: list[DocumentVersion] = field(default_factory=list)
 
 
-def detect(question: str, user) -> VersionIntent | None:
+def detect(question: str, user, reading: Question | None = None) -> VersionIntent | None:
     """A version question about a document the user may read, or None.
 
     Only the versions the question names are ever compared: a reference that names no
     version of the document gives an intent with ``missing`` (answered "no such version"
     with the versions that exist), never a diff of two other versions.
     """
-    found = mentions.find_refs(question)
-    wants_changes = bool(_CHANGE.search(question))
+    found = list((reading or read(question)).versions)
+    # Two versions named ("between the 2020-10-01 and the 2020-10-15 versions") ask what
+    # changed from one to the other, whatever verb the question uses.
+    wants_changes = bool(_CHANGE.search(question)) or len({m.ref for m in found}) >= 2
     if not found and not wants_changes:
         return None
-    document = find_document(question, user) or _document_of_labels(found, user)
+    document = _document(question, found, user)
     if document is None:
         return None
     versions = _ready_versions(document)
-    named = [refs.resolve([m.ref], versions) for m in found]
+    named = [refs.resolve([m.ref], versions, exact=wants_changes) for m in found]
     missing = [m.text or _describe(m.ref) for m, hit in zip(found, named, strict=True) if not hit]
     if missing and (wants_changes or _NAMES_VERSION.search(question)):
         return VersionIntent(document, missing=missing, available=versions)
     found = [m for m, hit in zip(found, named, strict=True) if hit]
-    chosen = refs.resolve([m.ref for m in found], versions) if found else []
+    chosen = refs.resolve([m.ref for m in found], versions, exact=wants_changes) if found else []
     try:
         if wants_changes:
             pair = _pair(document, chosen)
@@ -77,18 +79,40 @@ def _ready_versions(document: Document) -> list[DocumentVersion]:
     )
 
 
-def _document_of_labels(found: list[mentions.Mention], user) -> Document | None:
-    """The document whose versions carry the shas or labels named, when no title is named."""
-    labels = [m.ref.label for m in found if m.ref.label]
-    if not labels:
-        return None
+def _document(question: str, found: list[mentions.Mention], user) -> Document | None:
+    """The document asked about: the one the question names; but when the versions it names
+    (shas, labels, days) are all versions of one other document, and none of the named one's,
+    that other document ("the conditions of GitHub between 14 December 2021 and ...")."""
+    named = find_document(question, user)
+    absolute = [m.ref for m in found if m.ref.label or m.ref.day]
+    if not absolute:
+        return named
+    if named is not None and any(_carries(v, absolute) for v in _ready_versions(named)):
+        return named
+    return _document_of_refs(absolute, user) or named
+
+
+def _carries(version: DocumentVersion, wanted: list[refs.VersionRef]) -> bool:
+    return any(
+        (ref.label and refs.label_matches(version.label, ref.label))
+        or (ref.day is not None and version.label_date == ref.day)
+        for ref in wanted
+    )
+
+
+def _document_of_refs(wanted: list[refs.VersionRef], user) -> Document | None:
+    """The one document whose versions carry every sha, label and day named, if only one does."""
     documents = Document.objects.visible_to(user).live()
-    candidates = {
-        v.document_id
-        for v in DocumentVersion.objects.filter(document__in=documents).only("label", "document_id")
-        if any(refs.label_matches(v.label, wanted) for wanted in labels)
-    }
-    return Document.objects.get(pk=candidates.pop()) if len(candidates) == 1 else None
+    carried: dict[int, set[int]] = {}
+    rows = DocumentVersion.objects.filter(
+        document__in=documents, status=DocumentVersion.Status.READY
+    ).only("label", "label_date", "document_id")
+    for version in rows:
+        for index, ref in enumerate(wanted):
+            if _carries(version, [ref]):
+                carried.setdefault(version.document_id, set()).add(index)
+    candidates = [pk for pk, hit in carried.items() if len(hit) == len(wanted)]
+    return Document.objects.get(pk=candidates[0]) if len(candidates) == 1 else None
 
 
 def _describe(ref: refs.VersionRef) -> str:

@@ -6,10 +6,7 @@ extractive label, "no such version") follows the language of the question, not o
 
 from __future__ import annotations
 
-import re
-
-_CYRILLIC = re.compile(r"[А-Яа-яЁё]")
-_LETTER = re.compile(r"[A-Za-zА-Яа-яЁё]")
+from knowledge.question.language import detect
 
 REFUSAL_EN = "The documents of the knowledge base do not answer this question."
 
@@ -71,9 +68,8 @@ _TEXTS = {
 
 
 def language_of(text: str) -> str:
-    """ "ru" when a good share of the letters are Cyrillic, else "en"."""
-    letters = _LETTER.findall(text)
-    return "ru" if letters and len(_CYRILLIC.findall(text)) >= len(letters) * 0.3 else "en"
+    """ "ru" or "en": the one detector of the code base (``knowledge.question.language``)."""
+    return detect(text)
 
 
 def say(key: str, language: str, **values: object) -> str:

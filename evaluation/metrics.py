@@ -21,6 +21,8 @@ _CITATION = re.compile(r"\[(\d{1,3})\]")
 # name -> +1 when higher is better, -1 when lower is better (the gate reads this).
 DIRECTION = {
     "answerable.answered": 1,
+    "answerable.right": 1,
+    "answerable.false_gap": -1,
     "answerable.gold_any": 1,
     "answerable.recall@1": 1,
     "answerable.recall@5": 1,
@@ -74,10 +76,16 @@ def citations_valid(answer: str, numbers: Iterable[int]) -> bool:
     return all(int(n) in known for n in _CITATION.findall(answer or ""))
 
 
-def version_pair(mode: str, version_keys: Sequence[Iterable[str]], gold: Sequence[str]) -> str:
+def version_pair(
+    mode: str, version_keys: Sequence[Iterable[str]], gold: Sequence[str], *, said_missing=False
+) -> str:
     """A version question: "exact" when the answer is the diff of the two versions asked
     (sources 2 and 3 of a diff answer are the older and the newer version), "other" for the
-    diff of another pair, "none" when it was not a diff."""
+    diff of another pair, "none" when it was not a diff. A question naming a version that does
+    not exist (no gold versions) is "missing said" when it was answered so (``said_missing``:
+    no diff, the versions that exist offered)."""
+    if not gold and mode != "diff":
+        return "missing said" if said_missing else "none"
     if mode != "diff" or len(version_keys) < 3:
         return "none"
     old, new = (set(keys) for keys in version_keys[1:3])
@@ -85,9 +93,11 @@ def version_pair(mode: str, version_keys: Sequence[Iterable[str]], gold: Sequenc
 
 
 def is_ok(group: str, outcome: str, *, gold_rank: int | None, has_gold: bool, pair: str) -> bool:
-    """Did the portal do what the set expects of this group?"""
+    """Did the portal do what the set expects of this group? An answerable question only when
+    answered fully with a gold document among the sources: a partial answer to it ("not
+    stated") is a false gap, not a success; a trick question refused, partial or asked back."""
     if group == "answerable":
-        return outcome in ("answered", "partial") and (gold_rank is not None or not has_gold)
+        return outcome == "answered" and (gold_rank is not None or not has_gold)
     if group == "trick":
         return outcome in ("refused", "partial", "clarified")
     if group in ("out_of_domain", "refusal"):
@@ -95,7 +105,7 @@ def is_ok(group: str, outcome: str, *, gold_rank: int | None, has_gold: bool, pa
     if group == "clarification":
         return outcome == "clarified"
     if group == "version":
-        return pair == "exact"
+        return pair in ("exact", "missing said")
     return False
 
 
@@ -116,8 +126,13 @@ def summarize(rows: Sequence[Mapping]) -> dict:
     if answerable:
         n = len(answerable)
         with_gold = [r for r in answerable if r.get("gold")]
-        answered = sum(r["outcome"] in ("answered", "partial") for r in answerable)
-        headline["answerable.answered"] = _share(answered, n)
+        headline["answerable.answered"] = _share(
+            sum(r["outcome"] == "answered" for r in answerable), n
+        )
+        headline["answerable.false_gap"] = _share(
+            sum(r["outcome"] == "partial" for r in answerable), n
+        )
+        headline["answerable.right"] = _share(sum(bool(r.get("ok")) for r in answerable), n)
         if with_gold:
             ranks = [r.get("gold_rank") for r in with_gold]
             m = len(with_gold)
@@ -127,7 +142,7 @@ def summarize(rows: Sequence[Mapping]) -> dict:
                 sum(r is not None and r <= 5 for r in ranks), m
             )
     shares = {
-        "trick": ("refused_or_partial", ("refused", "partial")),
+        "trick": ("refused_or_partial", ("refused", "partial", "clarified")),
         "out_of_domain": ("refused", ("refused",)),
         "refusal": ("refused", ("refused",)),
         "clarification": ("clarified", ("clarified",)),
@@ -139,7 +154,7 @@ def summarize(rows: Sequence[Mapping]) -> dict:
     versions = [r for r in rows if r["group"] == "version"]
     if versions:
         headline["version.exact"] = _share(
-            sum(r.get("pair") == "exact" for r in versions), len(versions)
+            sum(r.get("pair") in ("exact", "missing said") for r in versions), len(versions)
         )
         headline["version.other"] = _share(
             sum(r.get("pair") == "other" for r in versions), len(versions)

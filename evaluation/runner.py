@@ -141,7 +141,10 @@ def measure(case: Case, payload: dict, keys: KeyIndex) -> dict:
     rank = metrics.gold_rank([keys.document_keys(s["document_id"], gold) for s in sources], gold)
     pair = (
         metrics.version_pair(
-            payload["mode"], [keys.version_keys(s["version_id"], gold) for s in sources], gold
+            payload["mode"],
+            [keys.version_keys(s["version_id"], gold) for s in sources],
+            gold,
+            said_missing=any(t.get("kind") == "ask" for t in payload.get("clarification") or []),
         )
         if case.group == "version"
         else ""

@@ -24,7 +24,9 @@ from portal import audit
 from portal.params import id_param
 
 HEADLINE_LABELS = {
-    "answerable.answered": _("Answerable: answered"),
+    "answerable.right": _("Answerable: answered fully, from a gold document"),
+    "answerable.answered": _("Answerable: answered fully"),
+    "answerable.false_gap": _("Answerable: false gap (a partial answer)"),
     "answerable.gold_any": _("Answerable: gold document cited"),
     "answerable.recall@1": _("Answerable: gold first"),
     "answerable.recall@5": _("Answerable: gold in top 5"),

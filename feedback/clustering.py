@@ -1,10 +1,11 @@
 """Grouping refused questions into topics (content gaps), offline: no Django, numpy only.
+(The lemmas come from ``knowledge.question.nlp``, pymorphy3, which needs no database.)
 
 Average-linkage agglomerative clustering on cosine similarity of the questions' embeddings,
 merging the two closest groups while they are at least ``threshold`` similar. Each topic is
 labelled by its most central question (the highest mean similarity to the rest of its group,
 weighted by how often each was asked) and its most telling words (frequent in the group, rare
-across all refused questions; Russian words grouped by a crude 6-letter prefix stem).
+across all refused questions; words read as their lemmas, ``knowledge.question``).
 """
 
 from __future__ import annotations
@@ -16,19 +17,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from knowledge.question.nlp import lemma
+from knowledge.question.words import is_stop
+
 DEFAULT_THRESHOLD = 0.5
 _WORD = re.compile(r"[^\W\d_]{3,}")
-_STOP = """
-    как что где когда какой какая какое какие каких каким почему зачем кто чем чего сколько
-    можно нужно надо ли это этот эта эти для при или если есть нет там тут так же уже еще ещё
-    все всё всех они она оно его её них мне меня нас вас вам вы мы ты был была были будет
-    через после перед между под над про без из-за чтобы который которая которые
-    расскажи расскажите подскажи подскажите скажи объясни покажи найди дай
-    the what how where when which why who whom does did can could should would will with
-    for and are was were from about into that this these those there have has had you your
-    our not any some tell show explain please
-"""
-STOP_WORDS = frozenset(_STOP.split())
 
 
 @dataclass
@@ -65,16 +58,14 @@ def cluster(vectors: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> list[l
 
 
 def words_of(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
-
-
-def _stem(word: str) -> str:
-    return word[:6]
+    """The content words of a question as lemmas (function and question words left out)."""
+    lemmas = (lemma(w) for w in _WORD.findall(text))
+    return [w for w in lemmas if not is_stop(w)]
 
 
 def document_frequencies(questions: list[str]) -> Counter[str]:
     """In how many of ``questions`` each word stem occurs."""
-    return Counter(stem for q in questions for stem in {_stem(w) for w in words_of(q)})
+    return Counter(word for q in questions for word in set(words_of(q)))
 
 
 def top_words(
@@ -87,11 +78,10 @@ def top_words(
     for question in group:
         seen = set()
         for word in words_of(question):
-            stem = _stem(word)
-            forms.setdefault(stem, Counter())[word] += 1
-            if stem not in seen:
-                in_group[stem] += 1
-                seen.add(stem)
+            forms.setdefault(word, Counter())[word] += 1
+            if word not in seen:
+                in_group[word] += 1
+                seen.add(word)
     total = len(all_questions)
     scored = sorted(
         in_group,

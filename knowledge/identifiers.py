@@ -21,7 +21,7 @@ _PART = r"[A-Za-z_][A-Za-z0-9_]*"
 # A dotted name of two or more parts ("Item.cs", "App.xaml.cs", "System.Collections.Generic").
 _DOTTED = re.compile(rf"(?<![\w.]){_PART}(?:\.{_PART})+(?![\w])")
 # A type parameter list ("<Item>", "<string, Item>", "<Dictionary.Entry>").
-_GENERIC = re.compile(rf"<\s*({_PART}(?:\.{_PART})*(?:\s*,\s*{_PART}(?:\.{_PART})*)*)\s*>")
+_TYPE_ARGUMENTS = re.compile(rf"<\s*({_PART}(?:\.{_PART})*(?:\s*,\s*{_PART}(?:\.{_PART})*)*)\s*>")
 _SPLIT = re.compile(r"[.,\s]+")
 
 
@@ -44,4 +44,4 @@ def lexical_text(text: str) -> str:
         words = parts(match.group(1))
         return f"{match.group(0)} {' '.join(words)} " if words else match.group(0)
 
-    return _GENERIC.sub(generic, _DOTTED.sub(dotted, text))
+    return _TYPE_ARGUMENTS.sub(generic, _DOTTED.sub(dotted, text))

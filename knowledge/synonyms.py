@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from django.db import connection, transaction
 
-from knowledge.versions.naming import stem
+from knowledge.question.documents import stem
 
 # Read from every chunk at every ingest, so written to fail fast, with the same matches: a
 # match never starts right after a Cyrillic letter (one starting a letter earlier would be the
@@ -22,8 +22,6 @@ _PAIR = re.compile(
 )
 _PARTS = re.compile(r"\s+[-–—]\s+|,\s*|;\s*")
 _CYRILLIC = re.compile(r"[А-ЯЁа-яё]")
-# Russian words too general to stand for a term on their own ("тестирование (A/B testing)").
-_GENERIC = {"тестирование", "тестирования", "тест", "тесты", "метод", "методы", "модель", "виды"}
 
 
 def normalise(name: str) -> str:
@@ -43,7 +41,7 @@ def _russian_names(phrase: str) -> list[str]:
     the whole phrase."""
     words = normalise(phrase).split()
     if len(words) == 1:
-        return words if len(words[0]) >= 4 and words[0] not in _GENERIC else []
+        return words if len(words[0]) >= 4 else []
     return [" ".join(words[i:]) for i in range(len(words) - 1)]
 
 
@@ -55,7 +53,11 @@ def read_pairs(text: str) -> set[tuple[str, str]]:
         for part in _PARTS.split(match["en"]):
             other = normalise(part)
             if len(other) >= 2 and not _CYRILLIC.search(other) and len(other.split()) <= 6:
-                pairs.update((russian, other) for russian in names)
+                # One Russian word stands for one word or abbreviation, never for a phrase:
+                # "тестирование (A/B testing)" names the kind of testing, not testing itself.
+                pairs.update(
+                    (russian, other) for russian in names if " " in russian or " " not in other
+                )
     return pairs
 
 

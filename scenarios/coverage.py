@@ -190,7 +190,7 @@ def match_statements(
     context_terms = [lexical.add(f"{s.title}\n{s.text}") for s in background.values() if s.lines]
     statement_titles = [[lexical.add(t) for t in s.section.path] for s in statements]
     unit_titles = [lexical.add(u.title) for _, u in pool]
-    generic = lexical.add(GENERIC_TITLE_WORDS)
+    generic = lexical.add(REQUIREMENT_TITLE_WORDS)
     lexical.run()
     found = [lexical.get(i) for i in statement_terms + unit_terms + context_terms]
     idf = matching.local_idf(found)
@@ -229,7 +229,7 @@ def match_statements(
     return results
 
 
-GENERIC_TITLE_WORDS = "требования требование требований requirements requirement"
+REQUIREMENT_TITLE_WORDS = "требования требование требований requirements requirement"
 
 
 class _Lexemes:

@@ -13,6 +13,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
+from knowledge.question.language import search_config
+
 BlockKind = Literal["heading", "text", "list", "table", "test_case", "code"]
 BLOCK_KINDS: tuple[str, ...] = ("heading", "text", "list", "table", "test_case", "code")
 
@@ -168,20 +170,10 @@ def strip_typed_number(title: str) -> str:
     return stripped or title.strip()
 
 
-_CYRILLIC = re.compile(r"[А-Яа-яЁё]")
-_LATIN = re.compile(r"[A-Za-z]")
-
-
 def detect_language(text: str) -> str:
-    """The text-search configuration for a text: russian, english, or simple (anything else)."""
-    sample = text[:200_000]
-    cyrillic = len(_CYRILLIC.findall(sample))
-    latin = len(_LATIN.findall(sample))
-    if cyrillic == 0 and latin == 0:
-        return "simple"
-    if cyrillic >= latin * 0.3:
-        return "russian"
-    return "english"
+    """The text-search configuration for a text: russian, english, or simple (anything else);
+    the one detector of the code base decides (``knowledge.question.language``)."""
+    return search_config(text)
 
 
 _TEST_CASE_WORDS = re.compile(

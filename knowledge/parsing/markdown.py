@@ -28,7 +28,7 @@ from knowledge.parsing.base import (
     detect_language,
     strip_typed_number,
 )
-from knowledge.parsing.text import NO_TEXT, decode_text, file_stem
+from knowledge.parsing.text import NO_TEXT, decode_text, title_from_filename
 
 _MD = MarkdownIt("commonmark").enable("table")
 # Links stay as written: the default normalisation percent-encodes Cyrillic URLs (unreadable in
@@ -64,7 +64,7 @@ class MarkdownParser:
             metadata["front_matter"] = front_matter
         if front_matter.get("description"):
             metadata["description"] = front_matter["description"]
-        title = builder.first_h1 or front_matter.get("title") or file_stem(filename)
+        title = builder.first_h1 or front_matter.get("title") or title_from_filename(filename)
         return ParsedDocument(
             title=title,
             blocks=builder.blocks,

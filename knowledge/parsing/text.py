@@ -97,7 +97,7 @@ def _checked(text: str) -> str:
     return text
 
 
-def file_stem(filename: str) -> str:
+def title_from_filename(filename: str) -> str:
     """ "docs/Guide v2.txt" -> "Guide v2"; Windows separators too."""
     return PurePosixPath(filename.replace("\\", "/")).stem or filename
 
@@ -114,7 +114,7 @@ class TextParser:
         if not blocks:
             raise ParseError(NO_TEXT)
         return ParsedDocument(
-            title=file_stem(filename),
+            title=title_from_filename(filename),
             blocks=blocks,
             language=detect_language("\n".join(b.text for b in blocks)),
             metadata={"filename": filename, "encoding": encoding},

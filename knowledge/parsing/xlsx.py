@@ -34,7 +34,7 @@ from knowledge.parsing.base import (
     detect_language,
     looks_like_test_case,
 )
-from knowledge.parsing.text import NO_TEXT, file_stem
+from knowledge.parsing.text import NO_TEXT, title_from_filename
 from knowledge.parsing.xlsx_checklists import checklist_blocks, looks_like_checklist
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ class XlsxParser:
             if value := getattr(properties, key):
                 metadata[key] = value.isoformat()
         return ParsedDocument(
-            title=(properties.title or "").strip() or file_stem(filename),
+            title=(properties.title or "").strip() or title_from_filename(filename),
             blocks=blocks,
             language=detect_language("\n".join(b.text for b in blocks)),
             metadata=metadata,

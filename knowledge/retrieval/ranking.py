@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 
 from knowledge.embedding import Embedder
+from knowledge.question.named import named_words
 from knowledge.retrieval import fusion
 from knowledge.retrieval import sql as q
 from knowledge.retrieval.documents import (
@@ -21,7 +22,6 @@ from knowledge.retrieval.documents import (
     document_bm25_with_names,
 )
 from knowledge.retrieval.labels import add_label_evidence, label_evidence
-from knowledge.retrieval.names import named_words
 from knowledge.retrieval.prf import prf_lexemes, top_documents
 from knowledge.retrieval.types import Candidate
 
@@ -273,7 +273,7 @@ def _add_labelled_rows(
 
 def _named_lexemes(text: str, own: list[str]) -> list[str]:
     """The question's lexemes that name a thing (a company, product or tool name:
-    ``knowledge.retrieval.names``): each candidate document's BM25 for them alone is the name
+    ``knowledge.question.named``): each candidate document's BM25 for them alone is the name
     evidence. Empty when the question names nothing the knowledge base knows."""
     names = named_words(text)
     if not names:

@@ -11,8 +11,10 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
+from knowledge.question import Question, read
+from knowledge.question.mentions import read_dates
+from knowledge.question.words import LIST_WORDS, is_stop
 from knowledge.retrieval.types import Filters
-from knowledge.versions.mentions import find_refs, read_dates
 
 __all__ = ["Routed", "read_dates", "route"]
 
@@ -38,26 +40,24 @@ _BLOCK_TYPES: list[tuple[re.Pattern[str], list[str]]] = [
         ["code"],
     ),
 ]
-# A question about the notion itself ("что такое тест-кейс", "how to write test cases") is
-# answered from prose, so naming a block type there is not a filter.
-_ABOUT_NOTION = re.compile(
-    r"(?:\bчто (?:так\w*|значит|означает)|\bкак\w*(?:\s+\w+)? (?:писать|написать|составить|составлять|"
-    r"оформить|оформлять|создать|создавать|вести)|\bзачем\b|\bчем отлича\w*|\bопредели\w*|"
-    r"\bwhat (?:is|are|does)\b|\bhow (?:to|do|does|should|can)\b|\bwhy\b|\bdefin\w*)",
-    re.IGNORECASE,
-)
 
 
-_LIST_REQUEST = re.compile(
-    r"\b(?:покажи\w*|перечисл\w*|список|выведи|вывести|все|всё|всех|list|show|all|every)\b",
-    re.IGNORECASE,
-)
-_FILLER = re.compile(r"\b(?:мне|дай|найди|какие|есть|the|me|what|are|there|find|give|a|an)\b", re.I)
+def _about_notion(reading: Question) -> bool:
+    """A question about the notion itself ("что такое тест-кейс", "how to write test cases",
+    "чем отличается ...", "зачем ..."): answered from prose, so naming a block type there is not
+    a filter."""
+    return reading.kind in ("definition", "procedure", "reason") or reading.focus.asks == "чем"
+
+
+def _list_request(reading: Question) -> bool:
+    return any(t.text.casefold() in LIST_WORDS for t in reading.tokens) or any(
+        w in LIST_WORDS for w in reading.text.casefold().split()
+    )
 
 
 def _has_words(text: str) -> bool:
-    """Words left besides fillers and punctuation."""
-    return bool(re.search(r"\w{2,}", _FILLER.sub(" ", text)))
+    """Words left besides function words and punctuation."""
+    return any(not is_stop(w) for w in re.findall(r"\w{2,}", text.casefold()))
 
 
 @dataclass
@@ -71,8 +71,12 @@ class Routed:
     notes: list[str] = field(default_factory=list)
 
 
-def route(question: str, *, source_names: dict[str, int] | None = None) -> Routed:
-    """Read filters from ``question``; ``source_names`` maps lower-cased source names to ids."""
+def route(
+    question: str, *, source_names: dict[str, int] | None = None, reading: Question | None = None
+) -> Routed:
+    """Read filters from ``question`` (its reading: ``knowledge.question``); ``source_names``
+    maps lower-cased source names to ids."""
+    reading = reading or read(question)
     text = question
     filters = Filters()
     notes: list[str] = []
@@ -82,9 +86,9 @@ def route(question: str, *, source_names: dict[str, int] | None = None) -> Route
         text = _SECTION.sub(" ", text)
         notes.append("section " + ", ".join(filters.sections))
     for pattern, kinds in _BLOCK_TYPES:
-        if pattern.search(text) and not _ABOUT_NOTION.search(question):
+        if pattern.search(text) and not _about_notion(reading):
             rest = pattern.sub(" ", text)
-            if not (filters.sections or _LIST_REQUEST.search(question) or _has_words(rest)):
+            if not (filters.sections or _list_request(reading) or _has_words(rest)):
                 # "тест-кейс" alone is a topic to search, not a request to list every test
                 # case: browsing needs a list request or a section ("тест-кейсы раздела 5").
                 break
@@ -97,9 +101,9 @@ def route(question: str, *, source_names: dict[str, int] | None = None) -> Route
         if len(name) >= 3 and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", question, re.I):
             filters.source_ids.append(source_id)
             notes.append(f"source {name}")
-    # One reader of version references (knowledge.versions.mentions); an ordinal within a day
-    # needs the document's order, which the chat's version answers resolve.
-    found = [m.ref for m in find_refs(question)]
+    # The reading's version references; an ordinal within a day needs the document's order,
+    # which the chat's version answers resolve.
+    found = [m.ref for m in reading.versions]
     labels = [r.label for r in found if r.label]
     dates = [r.day for r in found if r.day and not r.ordinal]
     leftover = re.sub(r"\s+", " ", text).strip(" ,.;:?!")

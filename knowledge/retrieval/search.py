@@ -20,6 +20,8 @@ from knowledge.embedding import (
 )
 from knowledge.models import Chunk, Source
 from knowledge.querysets import sees_everything
+from knowledge.question import Question, read
+from knowledge.question.words import LIST_WORDS, is_stop
 from knowledge.retrieval import fusion
 from knowledge.retrieval import sql as q
 from knowledge.retrieval.ranking import rank_candidates
@@ -61,32 +63,6 @@ class SearchOptions:
     ef_search: int = field(default_factory=lambda: settings.HNSW_EF_SEARCH)
 
 
-_GENERIC = {
-    "покажи",
-    "показать",
-    "выведи",
-    "найди",
-    "все",
-    "всё",
-    "какие",
-    "есть",
-    "мне",
-    "список",
-    "перечисли",
-    "дай",
-    "show",
-    "list",
-    "all",
-    "the",
-    "me",
-    "what",
-    "are",
-    "there",
-    "find",
-    "give",
-}
-
-
 def search(
     query: str,
     *,
@@ -95,15 +71,19 @@ def search(
     options: SearchOptions | None = None,
     embedder: Embedder | None = None,
     reranker: Reranker | None | bool = True,
+    reading: Question | None = None,
 ) -> SearchResult:
-    """Search the chunks ``user`` may read (every chunk when ``user`` is None: CLI, staff)."""
+    """Search the chunks ``user`` may read (every chunk when ``user`` is None: CLI, staff).
+    ``reading``: the question's reading when the caller has it (else read here, once)."""
     options = options or SearchOptions()
     timings: dict[str, float] = {}
     started = time.perf_counter()
     visible = _visible_sources(user)
     sources = _sources(visible)
     names = {name.lower(): pk for pk, name, _ in sources}
-    routed = route(query, source_names=names) if options.route else None
+    if reading is None or reading.text != query.strip():
+        reading = read(query)
+    routed = route(query, source_names=names, reading=reading) if options.route else None
     text = routed.text if routed else query
     merged = (filters or Filters()).merged(routed.filters if routed else Filters())
     if routed:
@@ -119,7 +99,7 @@ def search(
     active_reranker = (
         (get_reranker() if reranker is True else reranker or None) if options.rerank else None
     )
-    content_words = [w for w in text.lower().split() if w.strip("?,.!:;") not in _GENERIC]
+    content_words = [w for w in text.lower().split() if not _asks_only(w.strip("?,.!:;"))]
     if not merged.is_empty() and not content_words:
         return _browse(query, text, merged, visible, options, timings)
 
@@ -181,6 +161,11 @@ def search(
     timings["total"] = _since(started)
     assert best is not None
     return best
+
+
+def _asks_only(word: str) -> bool:
+    """A word that only asks (to show, to list, a question word): no topic to rank by."""
+    return word in LIST_WORDS or is_stop(word)
 
 
 def _best_miss(result: SearchResult) -> float:

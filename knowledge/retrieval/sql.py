@@ -16,6 +16,7 @@ import numpy as np
 from django.db import connection, transaction
 from psycopg import sql
 
+from knowledge.question.words import QUESTION_LEXEMES
 from knowledge.retrieval.types import Filters
 
 BM25_K1 = 1.2
@@ -155,17 +156,7 @@ def sparse_search(
 # tokens, so the whole is not a word of its own.
 _COMPOUND_TOKENS = ("asciihword", "hword", "numhword")
 # A word either language's configuration drops is a stop word.
-_STOP_WORD_CONFIGS = ("english", "russian")
-# Words that shape a question rather than say what it is about, and that PostgreSQL's stop
-# word lists keep ("сколько", "почему", "что такое", "how many"): not content words of the
-# question. Russian words appear as the stems the russian configuration makes of them too.
-QUESTION_WORDS = frozenset(
-    """сколько почему зачем назовите назови каков какова каково каковы чей чья чье чьё чьи
-    чьей чьего чьих который которая которое которые которого которой которому которым
-    которых свой своя свое своё свои своей своего своих своим также
-    так такое такой такая такие такого означа расскаж объясн опиш
-    many much name""".split()  # noqa: SIM905 - a word list reads better as text
-)
+_DROPPING_CONFIGS = ("english", "russian")
 
 
 def query_terms(text: str, languages: Sequence[str]) -> tuple[list[str], list[list[str]]]:
@@ -191,8 +182,9 @@ def query_terms(text: str, languages: Sequence[str]) -> tuple[list[str], list[li
     words = []
     for _, by_config in sorted(tokens.items()):
         variants = {x for found in by_config.values() for x in found}
-        if variants & QUESTION_WORDS or not all(
-            by_config.get(c) for c in _STOP_WORD_CONFIGS if c in languages
+        # Question words ("сколько", "что такое") are not what a question is about.
+        if variants & QUESTION_LEXEMES or not all(
+            by_config.get(c) for c in _DROPPING_CONFIGS if c in languages
         ):
             continue
         words.append(sorted(variants))
@@ -222,7 +214,7 @@ def _stop_word_positions(rows: Sequence[tuple], languages: Sequence[str]) -> set
     configurations keep them as lexemes ("simple" keeps every word), and scored those would
     be the rarest terms of an English question, matched by the few chunks indexed under
     another configuration."""
-    configs = [c for c in _STOP_WORD_CONFIGS if c in languages]
+    configs = [c for c in _DROPPING_CONFIGS if c in languages]
     return {
         p for p, config, _, found in rows if config in configs and found is not None and not found
     }
@@ -364,6 +356,20 @@ def _quote_lexeme(lexeme: str) -> str:
 
 def _vector_literal(vector: np.ndarray) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in np.asarray(vector, dtype=np.float32)) + "]"
+
+
+def simple_lexemes(names: Sequence[str]) -> dict[str, list[str]]:
+    """Each name's lexemes under the "simple" configuration, in one query for all names."""
+    found: dict[str, list[str]] = {n: [] for n in names}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT n.name, d.lexemes FROM unnest(%s::text[]) AS n(name), "
+            "LATERAL ts_debug('simple', n.name) AS d WHERE d.lexemes IS NOT NULL",
+            [list(names)],
+        )
+        for name, lexemes in cursor.fetchall():
+            found[name].extend(lexemes)
+    return found
 
 
 def unit_parents(ids: Sequence[int]) -> dict[int, int]:

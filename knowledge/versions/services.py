@@ -23,7 +23,8 @@ from django.urls import reverse
 
 from knowledge.models import Document, DocumentVersion, VersionChange
 from knowledge.parsing.base import ParsedDocument
-from knowledge.versions import naming, refs
+from knowledge.question import documents as naming
+from knowledge.question import refs
 from knowledge.versions.diff import DocumentDiff, SectionDiff, compare_documents
 from knowledge.versions.excerpts import changes_text
 from knowledge.versions.render import ComparisonView, render_comparison

@@ -37,7 +37,7 @@ def row(group, outcome, **extra):
 def test_summary_gives_shares_per_group_and_flat_headline_figures():
     rows = [
         row("answerable", "answered", gold_rank=1, ok=True),
-        row("answerable", "partial", gold_rank=4, ok=True),
+        row("answerable", "partial", gold_rank=4, ok=False),
         row("answerable", "refused", gold_rank=None, ok=False),
         row("answerable", "answered", gold_rank=None, ok=False, citations_valid=False),
         row("trick", "partial", ok=True),
@@ -48,7 +48,9 @@ def test_summary_gives_shares_per_group_and_flat_headline_figures():
     ]
     summary = metrics.summarize(rows)
     h = summary["headline"]
-    assert h["answerable.answered"] == 0.75
+    assert h["answerable.answered"] == 0.5  # answered fully; the partial one is a false gap
+    assert h["answerable.false_gap"] == 0.25
+    assert h["answerable.right"] == 0.25
     assert h["answerable.gold_any"] == 0.5
     assert h["answerable.recall@1"] == 0.25
     assert h["answerable.recall@5"] == 0.5
@@ -57,7 +59,23 @@ def test_summary_gives_shares_per_group_and_flat_headline_figures():
     assert h["version.exact"] == 0.5 and h["version.other"] == 0.5
     assert h["citations.valid"] == pytest.approx(6 / 7, abs=1e-4)  # 7 answers, 1 invalid
     assert summary["groups"]["answerable"]["refused"] == 1
-    assert summary["groups"]["answerable"]["shares"]["ok"] == 0.5
+    assert summary["groups"]["answerable"]["shares"]["ok"] == 0.25
+
+
+def test_a_partial_answer_to_an_answerable_question_is_not_right():
+    assert metrics.is_ok("answerable", "answered", gold_rank=2, has_gold=True, pair="")
+    assert not metrics.is_ok("answerable", "partial", gold_rank=1, has_gold=True, pair="")
+    assert not metrics.is_ok("answerable", "answered", gold_rank=None, has_gold=True, pair="")
+    assert metrics.is_ok("trick", "clarified", gold_rank=None, has_gold=True, pair="")
+
+
+def test_a_version_that_does_not_exist_is_right_only_when_said_so():
+    assert metrics.version_pair("none", [], [], said_missing=True) == "missing said"
+    assert metrics.version_pair("none", [], [], said_missing=False) == "none"
+    assert metrics.version_pair("diff", [{"a"}, {"b"}, {"c"}], []) == "other"
+    assert metrics.is_ok(
+        "version", "clarified", gold_rank=None, has_gold=False, pair="missing said"
+    )
 
 
 def test_compare_reads_each_figures_direction_and_the_tolerance():

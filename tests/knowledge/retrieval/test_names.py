@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.retrieval.names import named_words
+from knowledge.question.named import named_words
 from knowledge.retrieval.search import SearchOptions, search
 from tests.knowledge.retrieval.conftest import add_document, make_source
 

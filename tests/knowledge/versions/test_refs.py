@@ -7,7 +7,8 @@ from datetime import date
 
 import pytest
 
-from knowledge.versions import naming, refs
+from knowledge.question import documents as naming
+from knowledge.question import refs
 
 
 @pytest.mark.parametrize(

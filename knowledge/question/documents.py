@@ -1,4 +1,5 @@
-"""Which document a question names, by the words of its title (pure Python).
+"""Which document a question names, by the words of its title (pure Python): the named
+document of a question's reading.
 
 A document is known by its title, its path and the opening of its current version (a title
 page or introduction says "Программа и методика испытаний", "Terms of Service"). GOST document
@@ -15,7 +16,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-# GOST 19/34 document types: abbreviation -> the words it stands for.
+# GOST 19/34 document types: abbreviation -> the words it stands for. Other abbreviations of a
+# title ("ToS" for "Terms of Service") are read from the title itself (``acronyms``).
 ABBREVIATIONS = {
     "пми": "программа и методика испытаний",
     "тз": "техническое задание",
@@ -25,7 +27,6 @@ ABBREVIATIONS = {
     "рс": "руководство системного программиста",
     "тп": "текст программы",
     "лу": "лист утверждения",
-    "tos": "terms of service",
     "техзадание": "техническое задание",
 }
 
@@ -70,8 +71,28 @@ class Candidate:
         its opening text; computed once."""
         if self._names is None:
             title = " ".join([self.title, *_expansions(self.title)])
-            self._names = (set(stems(title, minimum=2)), set(stems(self.opening)))
+            names = set(stems(title, minimum=2)) | acronyms(self.title)
+            self._names = (names, set(stems(self.opening)))
         return self._names
+
+
+_SMALL_WORDS = {"of", "and", "the", "for", "to", "in", "on", "и", "в", "на", "по", "для", "о"}
+
+
+def acronyms(title: str) -> set[str]:
+    """The abbreviations a title's words make: the initials of each run of two or more of its
+    words, with and without their small words ("Terms of Service" -> "tos", "ts"; "GitHub Terms
+    of Service" -> "gtos", "gts")."""
+    words = [w.casefold() for w in re.findall(r"[^\W\d_]+", title)]
+    found: set[str] = set()
+    for start in range(len(words)):
+        for stop in range(start + 2, min(len(words), start + 6) + 1):
+            run = words[start:stop]
+            if run[0] in _SMALL_WORDS or run[-1] in _SMALL_WORDS:
+                continue
+            found.add("".join(w[0] for w in run))
+            found.add("".join(w[0] for w in run if w not in _SMALL_WORDS))
+    return {a for a in found if len(a) >= 2}
 
 
 def _abbreviations_used(text: str) -> list[str]:

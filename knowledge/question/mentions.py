@@ -5,8 +5,9 @@ The router, the chat's version answers and the pages all read a question's versi
 - commit shas ("8a9cbd3", "0d53f13") and labels ("v2.3", "версия 2.3"): these win over words;
 - dates: "2019-05-14", "14.05.2019", "14 мая 2019", "4 May 2019", "May 4, 2019", "4 и 14 мая
   2019" (a bare day shares the month), "14 мая" (the year from another date in the question);
-- ordinals within one day: "первая/вторая/третья/последняя версия от 14 мая", "второй версии
-  того же дня", "the second 2023-12-27 version": each ordinal takes the nearest date;
+- ordinals within one day: "первая/вторая/третья/последняя версия от 14 мая", "вторая правка
+  того же дня", "the second 2023-12-27 version": each ordinal takes the date it introduces,
+  else the nearest;
 - relative words without a date: "предыдущая", "последняя", "первая", "previous", "latest".
 
 Each reference comes with its position, so a pair reads in the order it was written.
@@ -18,7 +19,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import date
 
-from knowledge.versions.refs import FIRST, LATEST, PREVIOUS, VersionRef, month_number
+from knowledge.question.refs import FIRST, LATEST, PREVIOUS, VersionRef, month_number
 
 _SHA = re.compile(r"(?<![\w/#.-])([0-9a-f]{7,40})(?![\w/-])", re.I)
 _LABEL = re.compile(r"\b(?:верси[яиюей]\w*|version|ver\.?|v)\s*(\d+(?:\.\d+){0,3})\b", re.I)
@@ -46,6 +47,7 @@ _ORDINALS = [
 ]
 _ORDINAL = re.compile(r"\b(" + "|".join(pattern for _, pattern in _ORDINALS) + r")\b", re.I)
 _VERSION_WORD = re.compile(r"верси|редакц|version|revision|commit|коммит", re.I)
+_SHA_WORD = re.compile(r"\b(?:sha|hash|хеш|хэш|ревизи\w*)\b", re.I)
 _SAME_DAY = re.compile(r"того же дня|тот же день|same day|that day", re.I)
 _RELATIVE = [
     (PREVIOUS, re.compile(r"\b(предыдущ\w*|прошл\w*|прежн\w*|previous|prior)\b", re.I)),
@@ -56,6 +58,8 @@ _RELATIVE = [
     (FIRST, re.compile(r"\b(перв\w* верси\w*|исходн\w*|first version|original)\b", re.I)),
 ]
 _NEAR = 30  # characters between an ordinal and a version word for it to be about versions
+# An ordinal and the date it introduces: "третьей редакцией от ", "first version of ", "second ".
+_ATTACHED = re.compile(r"\w+\s+(?:\w+\s+)?(?:(?:от|of|from|dated)\s+)?", re.I)
 
 
 @dataclass(frozen=True)
@@ -126,13 +130,15 @@ def _ordinals(text: str) -> list[tuple[int, int]]:
 def find_refs(text: str) -> list[Mention]:
     """Every version reference of ``text`` in the order written (see the module docstring)."""
     mentions: list[Mention] = []
-    for m in _SHA.finditer(text):
-        token = m[1]
-        if any(c.isdigit() for c in token) and any(c.isalpha() for c in token):
-            mentions.append(Mention(m.start(), VersionRef(label=token.casefold()), token))
-    for m in _LABEL.finditer(text):
-        mentions.append(Mention(m.start(), VersionRef(label=m[1]), m[0]))
+    shas = [m for m in _SHA.finditer(text) if _is_sha(text, m, _SHA.finditer(text))]
+    for m in shas:
+        mentions.append(Mention(m.start(), VersionRef(label=m[1].casefold()), m[1]))
     dates = _date_mentions(text)
+    # "версии 0041435", "версии 4 мая": the number is the id or the date's day, not a label.
+    spans = [(m.start(1), m.end(1)) for m in shas] + [(s, e) for s, e, _ in dates]
+    for m in _LABEL.finditer(text):
+        if not any(s <= m.start(1) < e for s, e in spans):
+            mentions.append(Mention(m.start(), VersionRef(label=m[1]), m[0]))
     ordinals = _ordinals(text)
     claimed: set[int] = set()
     taken: set[int] = set()
@@ -162,6 +168,18 @@ def find_refs(text: str) -> list[Mention]:
     return _strongest(mentions)
 
 
+def _is_sha(text: str, match: re.Match[str], others) -> bool:
+    """A commit id: hex letters and digits; one of digits only ("0041435") when a version
+    word stands near it or another id beside it has letters (a pair of commits)."""
+    token = match[1]
+    if any(c.isalpha() for c in token):
+        return any(c.isdigit() for c in token)
+    window = text[max(0, match.start() - _NEAR) : match.end() + _NEAR]
+    if _VERSION_WORD.search(window) or _SHA_WORD.search(window):
+        return True
+    return any(m is not match and any(c.isalpha() for c in m[1]) for m in others)
+
+
 def _date_for(text: str, position: int, dates: list) -> tuple[int, int, VersionRef] | None:
     """The date an ordinal belongs to: the previous one for "того же дня", else the nearest
     within a few words."""
@@ -170,6 +188,10 @@ def _date_for(text: str, position: int, dates: list) -> tuple[int, int, VersionR
     if _SAME_DAY.search(text[position : position + 30]):
         before = [d for d in dates if d[0] < position]
         return before[-1] if before else None
+    # "третьей редакцией от 2 июня", "the first version of 2021-03-01": the date it introduces.
+    following = [d for d in dates if d[0] > position and _ATTACHED.fullmatch(text[position : d[0]])]
+    if following:
+        return following[0]
     distance = lambda d: min(abs(d[0] - position), abs(d[1] - position))  # noqa: E731
     nearest = min(dates, key=distance)
     return nearest if distance(nearest) <= 2 * _NEAR else None

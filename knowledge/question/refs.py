@@ -133,10 +133,14 @@ class Versioned(Protocol):
 V = TypeVar("V", bound=Versioned)
 
 
-def resolve(found_refs: Sequence[VersionRef], versions: Sequence[V]) -> list[V]:
+def resolve(
+    found_refs: Sequence[VersionRef], versions: Sequence[V], *, exact: bool = False
+) -> list[V]:
     """The versions (oldest first in ``versions``) the references name, in the order given,
-    each once; see ``services.resolve_versions`` for the rules."""
-    found: list[V | None] = [_absolute(r, versions) for r in found_refs]
+    each once; see ``services.resolve_versions`` for the rules. ``exact``: a date names only a
+    version of that very day ("the versions of 4 and 10 May" compares two versions), not the
+    one in force then ("what did it say on 10 May")."""
+    found: list[V | None] = [_absolute(r, versions, exact=exact) for r in found_refs]
     for index, ref in enumerate(found_refs):
         if ref.relative == LATEST:
             found[index] = versions[-1] if versions else None
@@ -154,7 +158,7 @@ def resolve(found_refs: Sequence[VersionRef], versions: Sequence[V]) -> list[V]:
     return result
 
 
-def _absolute(ref: VersionRef, versions: Sequence[V]) -> V | None:
+def _absolute(ref: VersionRef, versions: Sequence[V], *, exact: bool = False) -> V | None:
     if ref.number is not None:
         return next((v for v in versions if v.number == ref.number), None)
     if ref.day is not None:
@@ -163,7 +167,7 @@ def _absolute(ref: VersionRef, versions: Sequence[V]) -> V | None:
         same_day = [v for v in versions if v.label_date == ref.day]
         if ref.ordinal:
             return _nth(same_day, ref.ordinal)
-        before = [v for v in versions if v.label_date and v.label_date <= ref.day]
+        before = [] if exact else [v for v in versions if v.label_date and v.label_date <= ref.day]
         return (same_day or before or [None])[-1]
     if ref.month_day is not None:
         same = [

@@ -1,0 +1,15 @@
+"""One reading of a question, computed once per turn: ``read(text) -> Question``.
+
+Language, tokens with lemmas, parts of speech and the dependency parse, named entities
+(persons, organisations, places), identifiers, Latin words and abbreviations, version
+references, the asked focus and the kind of fact asked. Search, the answerability check, the
+answer policy, the extractive answer and the version detector read it; none of them parses the
+question again. The only module of the code base that stems, detects language or lists stop
+words is this package (``tests/knowledge/question/test_one_reading.py`` holds it so).
+"""
+
+from __future__ import annotations
+
+from knowledge.question.reading import Question, Term, read
+
+__all__ = ["Question", "Term", "read"]

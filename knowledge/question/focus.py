@@ -1,0 +1,238 @@
+"""What a question asks for: its focus (the thing asked about) and the kind of fact asked.
+
+Read from the dependency parse, not from phrases: the focus is the noun a "какой / который /
+сколько / which / how many" attaches to, with its modifiers; for "кто / что / где / когда /
+почему / как" it is the verb the question word depends on, with the verb's own object or
+subject as the thing asked about. The kind of fact follows from the question word and, for
+"какой X" / "сколько X", from the class of X (a measure, a date, a place: ``MEASURES``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from knowledge.question.nlp import Parsed
+from knowledge.question.words import (
+    FUNCTION_POS,
+    INTERROGATIVES_EN,
+    INTERROGATIVES_RU,
+    is_stop,
+)
+
+# Nouns (and a few verbs) that name a measure, by the kind of value they take: a class of the
+# language's units and measures, not of any question. "Сколько стоит", "какова стоимость",
+# "какой процент", "за какое время", "какого размера", "в каком году", "какой версии".
+MEASURES = {
+    "price": {"цена", "стоимость", "бюджет", "зарплата", "оклад", "стоить", "price", "cost"},
+    "percent": {"процент", "доля", "percent", "percentage"},
+    "duration": {"время", "срок", "длительность", "продолжительность", "период", "длиться",
+                 "минута", "секунда", "час", "неделя", "duration", "long"},
+    "size": {"размер", "объем", "вес", "длина", "ширина", "высота", "size"},
+    "year": {"год", "year"},
+    "date": {"дата", "число", "date", "day"},
+    "version": {"версия", "version"},
+    "person": {"автор", "фамилия", "author"},
+    "place": {"город", "страна", "место", "адрес", "city", "country", "place"},
+    "organisation": {"компания", "организация", "фирма", "company", "organisation",
+                     "organization", "firm"},
+}  # fmt: skip
+_MEASURE_OF = {word: kind for kind, words in MEASURES.items() for word in words}
+
+
+def is_measure(lemma: str) -> bool:
+    """A noun (or verb) that names a measure or a kind of value, not a topic: "дата", "цена"."""
+    return lemma in _MEASURE_OF
+
+
+# Question words by what they ask (Russian lemmas and English words).
+# "кто", "где", "когда" ask for a role, a location or a moment as often as for a person's
+# name, a city or a date ("кто отвечает за релиз", "где лежит конфигурация", "когда
+# запускать сборку"): the value they take is left open unless a measure noun names it.
+_ASKS = {
+    "сколько": "number",
+    "почему": "reason", "зачем": "reason", "отчего": "reason", "why": "reason",
+}  # fmt: skip
+_DETERMINERS = {"какой", "который", "чей", "каков", "what", "which"}
+_QUESTION_WORDS = (INTERROGATIVES_RU | INTERROGATIVES_EN) - {"ли"}
+_MODIFIERS = {"amod", "nmod", "compound", "appos", "flat", "flat:name", "flat:foreign", "nummod"}
+
+
+@dataclass(frozen=True)
+class Focus:
+    """The focus of a question: the token asked about, its phrase, and what it asks."""
+
+    head: int = -1  # token index, -1 when the question has no focus
+    lemma: str = ""
+    phrase: tuple[str, ...] = ()  # lemmas of the focus and its modifiers
+    text: str = ""
+    asks: str = ""  # the question word ("сколько", "what" ...), "" for none
+    kind: str = ""  # the kind of fact asked (number, price, date, person, reason ...), ""
+    # What the value is of, when the focus names a measure: "на какой день перенесли
+    # релиз" -> "релиз"; "время отклика страницы" -> "отклик".
+    topic: str = ""
+
+    def as_dict(self) -> dict:
+        return {"lemma": self.lemma, "phrase": list(self.phrase), "text": self.text,
+                "asks": self.asks, "kind": self.kind, "topic": self.topic}  # fmt: skip
+
+
+def find_focus(tokens: list[Parsed]) -> Focus:
+    """The focus of a parsed Russian question (see the module docstring)."""
+    wh = _question_word(tokens)
+    if wh < 0:
+        return _root_focus(tokens)
+    word = tokens[wh].lemma
+    if word in _DETERMINERS or (word in ("сколько", "насколько") and tokens[wh].rel == "nummod"):
+        head = tokens[wh].head
+        if head >= 0 and tokens[head].pos in ("NOUN", "PROPN"):
+            kind = _MEASURE_OF.get(tokens[head].lemma, "number" if word == "сколько" else "")
+            return _focus(tokens, head, word, kind)
+    if word in ("сколько", "насколько"):
+        head = tokens[wh].head
+        if head >= 0:
+            # The verb it counts with, or the one that verb depends on ("сколько стоит
+            # продлить": a price), says which measure.
+            above = tokens[head].head
+            kind = (
+                _MEASURE_OF.get(tokens[head].lemma)
+                or (_MEASURE_OF.get(tokens[above].lemma) if above >= 0 else None)
+                or "number"
+            )
+            return _focus(tokens, _topic_of(tokens, head, wh), word, kind)
+    kind = _ASKS.get(word, "")
+    if word == "что" and _defines(tokens, wh):
+        noun = next(
+            (i for i in range(wh + 2, len(tokens)) if tokens[i].pos in ("NOUN", "PROPN", "X")), -1
+        )
+        return _focus(tokens, noun, word, "definition")
+    if word == "как":
+        # "Как зовут X", "как называется X": a name is asked; else a way of doing.
+        verb = tokens[tokens[wh].head].lemma if tokens[wh].head >= 0 else ""
+        kind = {"звать": "person", "называться": "definition"}.get(verb, "procedure")
+    head = tokens[wh].head
+    if head < 0:
+        return _root_focus(tokens, asks=word, kind=kind)
+    return _focus(tokens, _topic_of(tokens, head, wh), word, kind)
+
+
+def other_kinds(tokens: list[Parsed], focus: Focus) -> list[str]:
+    """The kinds of fact the other questions of the same sentence ask ("когда вышел релиз и
+    сколько в нём исправлений": a number too)."""
+    ends = [t.sentence for t in tokens if t.text == "?"]
+    sentence = ends[-1] if ends else (tokens[-1].sentence if tokens else 0)
+    kinds = []
+    for i, token in enumerate(tokens):
+        if token.sentence != sentence or i == focus.head or token.lemma != "сколько":
+            continue
+        head = token.head
+        noun = head if head >= 0 and tokens[head].pos in ("NOUN", "PROPN") else -1
+        kinds.append(_MEASURE_OF.get(tokens[noun].lemma, "number") if noun >= 0 else "number")
+    return kinds
+
+
+def find_focus_english(words: list[str]) -> Focus:
+    """The focus of an English question, by word order (no parser): the noun after "which /
+    what / how many", else the first content word after the question word."""
+    low = [w.casefold() for w in words]
+    for i, word in enumerate(low):
+        if word in ("how",) and i + 1 < len(low) and low[i + 1] in ("many", "much", "long"):
+            kind = "duration" if low[i + 1] == "long" else "number"
+            noun = next((w for w in low[i + 2 :] if not is_stop(w)), "")
+            return Focus(-1, noun, (noun,) if noun else (), noun, word, kind)
+        if word in _ASKS or word in _DETERMINERS or word == "how":
+            content = [w for w in low[i + 1 :] if not is_stop(w) and w.isalpha()]
+            noun = content[0] if content else ""
+            kind = _MEASURE_OF.get(noun) or _ASKS.get(word, "procedure" if word == "how" else "")
+            return Focus(-1, noun, tuple(content[:2]), noun, word, kind)
+    content = [w for w in low if not is_stop(w) and w.isalpha()]
+    return Focus(-1, content[0], tuple(content[:2]), content[0]) if content else Focus()
+
+
+def _question_word(tokens: list[Parsed]) -> int:
+    """The question word that asks: in the (last) sentence ending with "?", the first one
+    of the main clause (its head is the root, or the noun it determines), else its first;
+    "который" only as a determiner ("который час"): elsewhere it opens a relative clause."""
+    ends = [t.sentence for t in tokens if t.text == "?"]
+    sentence = ends[-1] if ends else tokens[-1].sentence
+    found = [
+        i
+        for i, t in enumerate(tokens)
+        if t.sentence == sentence
+        and t.lemma in _QUESTION_WORDS
+        and not (t.lemma == "который" and t.rel != "det")
+    ]
+    if not found:
+        return -1
+    for i in found:
+        head = tokens[i].head
+        if head < 0 or tokens[head].head < 0 or tokens[i].rel == "det":
+            return i
+    return found[0]
+
+
+def _defines(tokens: list[Parsed], wh: int) -> bool:
+    """ "Что такое X", "что значит X", "что означает X": a definition is asked."""
+    after = [t.lemma for t in tokens[wh + 1 : wh + 3]]
+    return bool(after) and after[0] in ("такой", "значить", "означать", "называться")
+
+
+def _topic_of(tokens: list[Parsed], verb: int, wh: int) -> int:
+    """The thing a question verb is about: its object or subject other than the question
+    word (a noun), else the verb itself."""
+    order = ("nsubj", "obj", "nsubj:pass", "appos", "iobj", "obl", "nmod")
+    found = [
+        (order.index(t.rel), i)
+        for i, t in enumerate(tokens)
+        if t.head == verb and i != wh and t.pos in ("NOUN", "PROPN") and t.rel in order
+    ]
+    return min(found)[1] if found else verb
+
+
+def _root_focus(tokens: list[Parsed], *, asks: str = "", kind: str = "") -> Focus:
+    """No question word: the sentence's root if it is a content word, else its first noun."""
+    root = next((i for i, t in enumerate(tokens) if t.head < 0 and t.pos not in FUNCTION_POS), -1)
+    if root >= 0 and tokens[root].pos in ("NOUN", "PROPN", "ADJ"):
+        return _focus(tokens, root, asks, kind)
+    noun = next((i for i, t in enumerate(tokens) if t.pos in ("NOUN", "PROPN")), root)
+    return _focus(tokens, noun, asks, kind) if noun >= 0 else Focus(asks=asks, kind=kind)
+
+
+def _focus(tokens: list[Parsed], head: int, asks: str, kind: str) -> Focus:
+    if head < 0:
+        return Focus(asks=asks, kind=kind)
+    members = [head] + [
+        i
+        for i, t in enumerate(tokens)
+        if t.head == head and t.rel in _MODIFIERS and not is_stop(t.lemma, t.pos)
+    ]
+    members.sort()
+    token = tokens[head]
+    if not kind:
+        kind = _MEASURE_OF.get(token.lemma, "")
+    return Focus(
+        head=head,
+        lemma=token.lemma,
+        phrase=tuple(tokens[i].lemma for i in members),
+        text=" ".join(tokens[i].text for i in members),
+        asks=asks,
+        kind=kind,
+        topic=_measured(tokens, head) if token.lemma in _MEASURE_OF else "",
+    )
+
+
+def _measured(tokens: list[Parsed], head: int) -> str:
+    """The thing a measure noun measures: its own noun dependent ("время ответа"), else the
+    subject or object of the verb it depends on ("на какой день перенесли релиз")."""
+    own = [t for t in tokens if t.head == head and t.pos in ("NOUN", "PROPN") and t.rel == "nmod"]
+    if own:
+        return own[0].lemma
+    verb = tokens[head].head
+    if verb < 0:
+        return ""
+    order = ("nsubj", "nsubj:pass", "obj", "csubj")
+    found = [
+        (order.index(t.rel), t.lemma)
+        for i, t in enumerate(tokens)
+        if t.head == verb and i != head and t.pos in ("NOUN", "PROPN") and t.rel in order
+    ]
+    return min(found)[1] if found else ""

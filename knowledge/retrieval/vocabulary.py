@@ -1,0 +1,47 @@
+"""The knowledge base's vocabulary: how many chunks hold a word, among the sources a user may
+read. The words are lemmas of a question's reading; each is looked up as the lexemes
+PostgreSQL's text-search configurations make of it, the same ones the chunks are indexed by."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from knowledge.retrieval import sql as q
+
+
+def chunk_frequencies(
+    words: Iterable[str], visible_source_ids: list[int] | None = None
+) -> tuple[dict[str, int], int]:
+    """Each word -> the number of searchable chunks holding it (0: no document uses it), and
+    the number of searchable chunks."""
+    words = [w for w in dict.fromkeys(words) if w.strip()]
+    variants = {
+        w: sorted({x for found in q.query_terms(w, q.LANGUAGES)[1] for x in found}) for w in words
+    }
+    lexemes = sorted({x for found in variants.values() for x in found})
+    df, total, _ = q.term_stats(lexemes, visible_source_ids) if lexemes else ({}, 0, 0.0)
+    if not lexemes:
+        _, total, _ = q.term_stats([], visible_source_ids)
+    return {
+        w: max((df.get(x, 0) for x in found), default=0) for w, found in variants.items()
+    }, total
+
+
+def common_names(
+    names: Iterable[str], visible_source_ids: list[int] | None = None, *, share: float = 0.005
+) -> set[str]:
+    """The named things (one word each) that at least ``share`` of the chunks hold, lower-cased:
+    "Google", "Android" in a knowledge base about mobile testing."""
+    names = [n for n in names if " " not in n]
+    if not names:
+        return set()
+    lexemes = q.simple_lexemes(names)
+    df, total, _ = q.term_stats(
+        sorted({x for found in lexemes.values() for x in found}), visible_source_ids
+    )
+    floor = max(2, share * total)
+    return {
+        n.casefold()
+        for n, found in lexemes.items()
+        if found and max(df.get(x, 0) for x in found) >= floor
+    }

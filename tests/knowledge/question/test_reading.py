@@ -1,0 +1,123 @@
+"""The reading of a question: language, focus and the kind of fact asked, entities, named
+things, version references. Questions written for these tests, not taken from any set."""
+
+from __future__ import annotations
+
+import pytest
+
+from knowledge.question import read
+from knowledge.question.language import detect, search_config
+from knowledge.question.mentions import find_refs
+from knowledge.question.words import is_stop
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Какие поля есть у класса Order?", "ru"),
+        ("Что такое Kubernetes Operator?", "ru"),
+        ("How long is a sprint?", "en"),
+        ("42", "en"),
+    ],
+)
+def test_one_detector_tells_russian_from_english_by_script(text, language):
+    assert detect(text) == language
+
+
+def test_documents_get_the_text_search_configuration_of_their_script():
+    assert search_config("Программа испытаний, раздел 2") == "russian"
+    assert search_config("Terms of Service") == "english"
+    assert search_config("| 12 | 34 |") == "simple"
+
+
+@pytest.mark.parametrize(
+    ("text", "lemma", "kind"),
+    [
+        ("Сколько стоит годовая подписка на сервис?", "подписка", "price"),
+        ("Какой размер вложения допускает почтовый сервер?", "размер", "size"),
+        ("В каком году вышла первая версия стандарта?", "год", "year"),
+        ("Что такое регрессионное тестирование?", "тестирование", "definition"),
+        ("Как настроить ночную сборку?", "сборка", "procedure"),
+        ("Почему сборка падает по ночам?", "сборка", "reason"),
+        ("Как зовут владельца продукта?", "владелец", "person"),
+        ("Сколько серверов в кластере?", "сервер", "number"),
+    ],
+)
+def test_the_focus_and_the_kind_of_fact_come_from_the_parse(text, lemma, kind):
+    question = read(text)
+    assert question.focus.lemma == lemma
+    assert question.kind == kind
+
+
+def test_the_question_sentence_holds_the_focus_not_the_context_before_it():
+    question = read(
+        "Вчера мы выкатили релиз, который сломал оплату картой. Сколько длится откат релиза?"
+    )
+    assert question.focus.asks == "сколько"
+    assert question.kind == "duration"
+
+
+def test_a_relative_pronoun_is_not_the_question_word():
+    question = read("Какие проверки делает команда, которая принимает сборку?")
+    assert question.focus.lemma == "проверка"
+
+
+def test_named_entities_are_not_key_terms_of_the_question():
+    question = read("Какая температура воздуха будет в Новосибирске завтра?")
+    assert ("place", "Новосибирске") in [(e.kind, e.text) for e in question.entities]
+    assert "новосибирск" not in [t.lemma for t in question.key_terms]
+    assert "температура" in [t.lemma for t in question.key_terms]
+
+
+def test_a_gost_document_named_in_full_is_not_a_term_of_the_question():
+    question = read("Что пояснительная записка говорит о производительности?")
+    assert [t.lemma for t in question.key_terms] == ["производительность"]
+
+
+def test_persons_are_read_in_russian_and_english():
+    assert [e.text for e in read("Что Ивану Сидорову ответил заказчик?").persons()] == [
+        "Ивану Сидорову"
+    ]
+    assert [e.text for e in read("What did Maria Lopez say about the release?").persons()] == [
+        "Maria Lopez"
+    ]
+    assert read("How does Max compare screenshots?").persons() == []
+
+
+def test_named_things_are_identifiers_latin_words_and_abbreviations():
+    question = read("Как OrderService передаёт события в Kafka через СУБД?")
+    assert {"OrderService", "Kafka", "СУБД"} <= set(question.named)
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("Что изменилось между коммитами 0041435 и a1b2c3d?", ["0041435", "a1b2c3d"]),
+        ("Сравни ревизию 1234567 с текущей", ["1234567"]),
+        ("В компании 1234567 пользователей", []),
+    ],
+)
+def test_a_commit_id_of_digits_only_is_read_beside_a_version_word_or_another_id(text, found):
+    assert [m.text for m in find_refs(text) if m.ref.label] == found
+
+
+def test_an_ordinal_takes_the_date_it_introduces():
+    refs = find_refs("Чем вторая версия от 3 июня 2021 отличается от первой версии от 4 июня?")
+    assert [(m.ref.day.day, m.ref.ordinal) for m in refs] == [(3, 2), (4, 1)]
+
+
+@pytest.mark.parametrize(
+    ("lemma", "pos", "stop"),
+    [
+        ("в", "ADP", True),
+        ("какой", "DET", True),
+        ("как-то", "ADV", True),
+        ("означать", "VERB", True),
+        ("быть", "AUX", True),
+        ("сборка", "NOUN", False),
+        ("the", "", True),
+        ("release", "", False),
+    ],
+)
+def test_stop_words_are_grammatical_classes(lemma, pos, stop):
+    assert is_stop(lemma, pos) is stop
