@@ -118,11 +118,14 @@ def check(
     vocabulary: Mapping[str, int],
     best_score: float | None = None,
     common: set[str] | frozenset[str] = frozenset(),
+    scoped: bool = False,
 ) -> Answerability:
     """Decide answer / partial / refusal (see the module docstring).
 
     ``vocabulary`` maps the question's term lemmas to the number of chunks (of the sources the
-    user may read) that hold them; ``common`` are the named things many chunks hold.
+    user may read) that hold them; ``common`` are the named things many chunks hold; ``scoped``:
+    the evidence is the document the question names ("по ТЗ"), which then describes what it
+    lacks (partial), never refuses.
     """
     terms = [t for t in question.key_terms if t.lemma in vocabulary]
     focus = [t.lemma for t in terms if t.focus] or (
@@ -144,12 +147,14 @@ def check(
     matcher = _Matcher(passages)
     result.focus_found = [f for f in focus if matcher.anywhere(f)]
     topic = [f for f in focus if not is_measure(f)]
-    absent = bool(topic) and not any(f in result.focus_found for f in topic)
+    absent = not scoped and bool(topic) and not any(f in result.focus_found for f in topic)
     text = "\n".join(p.text for p in passages)
+    # A redacted e-mail or phone ("[phone]") is the asker's, never the documents': not a
+    # named thing the evidence must hold.
     result.named_missing = [
         n
         for n in question.named
-        if PLACEHOLDER.fullmatch(n) or (n.casefold() not in common and not _present(n, text))
+        if not PLACEHOLDER.fullmatch(n) and n.casefold() not in common and not _present(n, text)
     ]
     if result.named_missing:
         reason = "the documents found do not mention " + ", ".join(result.named_missing)

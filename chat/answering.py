@@ -145,7 +145,7 @@ def stream_answer(
     message.embedding_model = get_embedder().model_id
     message.reranker_model = result.rerank_note if result.reranked else ""
     if not result.hits:
-        message.answerability = outcomes.refusal_check(result)
+        message.answerability = outcomes.refusal_check(result, read(message.question))
         yield from _refuse(message, result, llm, timings, started)
         return
     sources = build_sources(result, question=message.question)

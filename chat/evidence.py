@@ -33,7 +33,17 @@ def assess(question: Question, sources, result) -> Answerability:
         vocabulary=vocabulary,
         best_score=best,
         common=common_names(question.named, result.visible_source_ids, share=COMMON_SHARE),
+        scoped=bool(result.filters.document_ids),
     )
+
+
+def words_in_no_document(question: Question, result) -> tuple[list[str], str]:
+    """The question's words no chunk the user may read holds, and its focus if it is one."""
+    words = [t.lemma for t in question.key_terms]
+    vocabulary, _ = chunk_frequencies(words, result.visible_source_ids) if words else ({}, 0)
+    unknown = [w for w in words if not vocabulary.get(w)]
+    focus = question.focus.lemma if question.focus.lemma in unknown else ""
+    return unknown, focus
 
 
 def mark_unsupported(answer: str, sources, language: str) -> tuple[str, list[str]]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from chat import wording
+from knowledge.question.language import has_cyrillic
 
 logger = logging.getLogger(__name__)
 _BLANKS = re.compile(r"\s+")
@@ -47,8 +48,15 @@ class Verdict:
         }
 
 
+_PERSON = re.compile(r"\[person\]")
+_STAND_IN_RU, _STAND_IN_EN = "Иванова", "John Smith"
+
+
 def normalise(text: str) -> str:
-    """The text rules are matched against: ё as е, blanks collapsed."""
+    """The text rules are matched against: ё as е, blanks collapsed; a person's name the guard
+    redacted ("[person]") read as a name again, so that "домашний адрес [person]" still is the
+    personal data of a colleague (the rules name persons by a capitalised word)."""
+    text = _PERSON.sub(lambda m: _STAND_IN_RU if has_cyrillic(text) else _STAND_IN_EN, text)
     return _BLANKS.sub(" ", text.replace("ё", "е").replace("Ё", "Е")).strip()
 
 

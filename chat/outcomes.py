@@ -8,17 +8,25 @@ from collections.abc import Iterator
 from chat import policy, wording
 from chat.answerability import Answerability
 from chat.events import Event
+from chat.evidence import words_in_no_document
 from chat.guard import refusal_text
 from chat.models import Message
 from chat.storing import finish
 
 
-def refusal_check(result) -> dict:
-    """The answerability record of a refusal decided by the minimum score."""
+def refusal_check(result, reading=None) -> dict:
+    """The answerability record of a refusal decided by the minimum score; with the question's
+    reading, also the words of it no document uses (what the journal shows as the why)."""
     best = result.near_misses[0].score if result.near_misses else None
-    return Answerability(
+    check = Answerability(
         decision="refusal", reason="no passage passed the minimum score", best_score=best
-    ).as_dict()
+    )
+    if reading is not None:
+        unknown, focus = words_in_no_document(reading, result)
+        check.unknown, check.reading = unknown, reading.as_dict()
+        if focus:
+            check.reason += f"; the focus «{focus}» is in no document"
+    return check.as_dict()
 
 
 def partial_notice(question: str, sources, check: Answerability) -> str:

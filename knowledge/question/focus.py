@@ -26,7 +26,7 @@ MEASURES = {
     "price": {"цена", "стоимость", "бюджет", "зарплата", "оклад", "стоить", "price", "cost"},
     "percent": {"процент", "доля", "percent", "percentage"},
     "duration": {"время", "срок", "длительность", "продолжительность", "период", "длиться",
-                 "минута", "секунда", "час", "неделя", "duration", "long"},
+                 "минута", "секунда", "час", "день", "неделя", "месяц", "duration", "long"},
     "size": {"размер", "объем", "вес", "длина", "ширина", "высота", "size"},
     "year": {"год", "year"},
     "date": {"дата", "число", "date", "day"},
@@ -81,7 +81,8 @@ def find_focus(tokens: list[Parsed]) -> Focus:
     wh = _question_word(tokens)
     if wh < 0:
         return _root_focus(tokens)
-    word = tokens[wh].lemma
+    # "Чем" asks as itself ("чем отличается"), not as the "что" it declines from.
+    word = "чем" if tokens[wh].text.casefold() == "чем" else tokens[wh].lemma
     if word in _DETERMINERS or (word in ("сколько", "насколько") and tokens[wh].rel == "nummod"):
         head = tokens[wh].head
         if head >= 0 and tokens[head].pos in ("NOUN", "PROPN"):
@@ -158,7 +159,7 @@ def _question_word(tokens: list[Parsed]) -> int:
         i
         for i, t in enumerate(tokens)
         if t.sentence == sentence
-        and t.lemma in _QUESTION_WORDS
+        and (t.lemma in _QUESTION_WORDS or t.text.casefold() in _QUESTION_WORDS)
         and not (t.lemma == "который" and t.rel != "det")
     ]
     if not found:

@@ -116,6 +116,8 @@ def _entities(tokens: list[nlp.Parsed], spans: list[nlp.Span]) -> tuple[Entity, 
         if i in covered or token.pos not in ("NOUN", "PROPN"):
             continue
         kinds = [k for g, k in _GRAMMEME_KINDS.items() if g in nlp.grammemes(token.text)]
+        if token.text.isupper():  # an abbreviation ("ИНН", "ВШЭ") is never a person's name
+            kinds = [k for k in kinds if k != "person"]
         # A capitalised word inside the sentence, or an abbreviation, that the dictionary
         # knows as a name, a place or an organisation.
         if kinds and (token.text[:1].isupper() and (i > 0 or token.text.isupper())):

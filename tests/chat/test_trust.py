@@ -148,3 +148,26 @@ def test_a_refusal_never_calls_the_llm(demo_kb, conversation, llm, llm_server):
     )
     assert message.outcome == Message.Outcome.REFUSAL
     assert not [r for r in llm_server.requests if r.body and r.body.get("stream")]
+
+
+def test_a_question_sharing_only_a_city_with_the_documents_is_refused_and_the_journal_says_why(
+    demo_kb, client, alice
+):
+    """The demo documents name Moscow (title pages); snowdrifts are in none of them: refused,
+    and the journal shows the reading's focus and the words no document uses."""
+    result = ask_json("Сколько сугробов намело в Москве за ночь?")
+    assert result["refused"], result["answerability"]
+    checked = result["answerability"]
+    assert checked["decision"] == "refusal"
+    assert "сугроб" in checked["reason"] and "сугроб" in checked["unknown"]
+    assert "москва" not in [t for t in checked["reading"]["terms"]]  # a place is not evidence
+    client.force_login(alice)
+    page = client.get(f"/journal/{result['id']}/").content.decode()
+    assert "the focus «сугроб» is in no document" in page
+    assert "сугроб" in page.split("answerability")[1]
+
+
+def test_a_kind_of_fact_the_documents_do_not_state_with_the_topic_is_partial(demo_kb):
+    result = ask_json("Сколько стоит годовая лицензия на приложение «События»?")
+    assert result["partial"] or result["refused"], result["answerability"]
+    assert result["answerability"]["asked"] == "price"

@@ -123,7 +123,7 @@ def test_a_judge_reply_that_is_not_the_asked_json_is_kept_as_unreadable(
     demo_kb, served_llm, tmp_path
 ):
     served_llm.script("Looks fine to me!", kind="judge")
-    path = subset(tmp_path, ["dev-ans-056"])
+    path = subset(tmp_path, ["dev-ans-044"])
     data = run_eval(str(path), "--judge")
     result = EvalRun.objects.get(pk=data["run"]).results.get()
     assert result.judge["grade"] == "unreadable" and "Looks fine" in result.judge["reason"]
