@@ -160,7 +160,7 @@ def test_a_question_sharing_only_a_city_with_the_documents_is_refused_and_the_jo
     checked = result["answerability"]
     assert checked["decision"] == "refusal"
     assert "сугроб" in checked["reason"] and "сугроб" in checked["unknown"]
-    assert "москва" not in [t for t in checked["reading"]["terms"]]  # a place is not evidence
+    assert "москва" not in checked["reading"]["terms"]  # a place is not evidence
     client.force_login(alice)
     page = client.get(f"/journal/{result['id']}/").content.decode()
     assert "the focus «сугроб» is in no document" in page
