@@ -43,7 +43,9 @@ def server(_server: EmbeddingsTestServer) -> Iterator[EmbeddingsTestServer]:
 
 
 def client(server: EmbeddingsTestServer, **options) -> OpenAIEmbedder:
-    options = {"batch_size": 4, "retries": 2, "backoff": 0.01, "timeout": 5, **options}
+    # A generous timeout: the served model embeds on the same (maybe busy) cores; the tests of
+    # timeouts pass their own.
+    options = {"batch_size": 4, "retries": 2, "backoff": 0.01, "timeout": 30, **options}
     return OpenAIEmbedder(server.base_url, "use-served", "s3cret", **options)
 
 
