@@ -31,7 +31,6 @@ from knowledge.retrieval.sql import unknown_words
 from knowledge.retrieval.types import Filters
 
 logger = logging.getLogger(__name__)
-CHAT_OFF_NOTICE = "Чат временно отключён администратором. Документы, версии и поиск работают."
 
 
 def start_message(
@@ -87,7 +86,7 @@ def stream_answer(
     if not chat_enabled():
         finish(
             message,
-            answer=CHAT_OFF_NOTICE,
+            answer=wording.say("chat_off", wording.language_of(message.question)),
             outcome=Message.Outcome.ERROR,
             mode=Message.Mode.NONE,
             timings=timings,
@@ -109,13 +108,13 @@ def stream_answer(
         yield from outcomes.no_such_version(message, intent, timings, started)
         return
     if intent is not None and intent.comparison is not None:
-        yield Event("status", "Сравниваю версии…")
+        yield Event("status", wording.say("comparing", wording.language_of(message.question)))
         yield from answer_from_diff(message, intent.comparison, history, llm, timings, started)
         return
     if intent is not None and intent.version is not None:
         filters.version_ids = [intent.version.pk]
         filters.document_ids = [intent.document.pk]
-    yield Event("status", "Ищу в документах…")
+    yield Event("status", wording.say("searching", wording.language_of(message.question)))
     # A question naming a document outright ("по техзаданию", "в ПЗ") is searched in it, with
     # its best passages as the evidence whatever their score (knowledge.retrieval.versions).
     reading = read(query)
@@ -221,7 +220,7 @@ def _finish_extractive(
     answer = extractive_answer(
         message.question,
         [s.passage for s in sources],
-        russian=wording.language_of(message.question) == "ru",
+        language=wording.language_of(message.question),
         notice=lead,
     )
     mark_cited(message, answer)
@@ -331,7 +330,7 @@ def _generate(
             parts.append(token)
             yield Event("token", token)
     except LlmUnavailable as exc:
-        notice = f"Языковая модель недоступна ({exc}); ниже — цитаты из документов."
+        notice = wording.say("llm_down", wording.language_of(message.question), error=exc)
         _finish_extractive(
             message, sources, timings, started, notice=notice, llm_model=llm.model_id, check=check
         )

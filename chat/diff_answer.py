@@ -45,9 +45,7 @@ def answer_from_diff(
                 yield Event("token", token)
             answer = clean_citations("".join(parts).strip(), 1)[0] + footer
         except LlmUnavailable as exc:
-            message.notice = (
-                f"Языковая модель недоступна ({exc}); ниже — изменения из сравнения версий."
-            )
+            message.notice = wording.say("llm_down_diff", language, error=exc)
             answer = f"{sources[0].text}{footer}"
     mark_cited(message, answer)
     finish(
