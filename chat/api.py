@@ -13,9 +13,9 @@ from django.http import HttpRequest, JsonResponse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from chat.answering import answer_now
 from chat.guard import chat_enabled
 from chat.models import AssistantProfile, Conversation
+from chat.pipeline import answer_now
 from chat.serialize import message_json
 from knowledge.embedding import EmbeddingModelMismatch
 from portal.api_auth import api_token_required
@@ -74,5 +74,5 @@ def _conversation(request: HttpRequest, body: dict) -> Conversation | JsonRespon
         profile = AssistantProfile.objects.filter(name__iexact=str(body["profile"])).first()
         if profile is None:
             return _error(_("No profile %(name)r.") % {"name": body["profile"]}, status=404)
-    # Untitled: the first question's redacted text becomes the title (chat.answering).
+    # Untitled: the first question's redacted text becomes the title (chat.pipeline).
     return Conversation.objects.create(user=request.user, profile=profile)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
+from django.db import connection
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -13,7 +14,6 @@ from django.views.decorators.vary import vary_on_headers
 
 from chat.models import AssistantProfile, Message
 from chat.presenting import turn_context
-from chat.topics import topic_counts
 from portal.params import id_param, within_dates
 
 
@@ -105,3 +105,17 @@ def journal_entry(request: HttpRequest, pk: int) -> HttpResponse:
             },
         },
     )
+
+
+def topic_counts(messages: QuerySet[Message] | None = None, limit: int = 300) -> list[dict]:
+    """Each topic with its kind and how many turns have it, most common first (one query)."""
+    scope = messages if messages is not None else Message.objects.all()
+    subquery, params = scope.order_by().values("pk").query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT m.topic_kind, t.topic, count(*) FROM chat_message m "
+            "CROSS JOIN LATERAL unnest(m.topics) AS t(topic) "
+            f"WHERE m.id IN ({subquery}) GROUP BY 1, 2 ORDER BY 3 DESC, 2 LIMIT %s",
+            [*params, limit],
+        )
+        return [{"kind": k, "topic": t, "count": n} for k, t, n in cursor.fetchall()]

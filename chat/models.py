@@ -218,7 +218,7 @@ class Message(models.Model):
         models.CharField(max_length=200),
         default=list,
         blank=True,
-        help_text=_("The topics of the documents that answered (chat.topics)."),
+        help_text=_("The topics of the documents that answered (feedback.tagging)."),
     )
     topic_kind = models.CharField(
         max_length=20, choices=TopicKind.choices, blank=True, default=TopicKind.NONE

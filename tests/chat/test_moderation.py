@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.management import call_command
 
 from chat import wording
-from chat.answering import answer_now
+from chat.pipeline import answer_now
 from chat.mcp.tools import call_tool
 from chat.models import Conversation, Message, ModerationRule
 from chat.moderation import check

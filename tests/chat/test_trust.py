@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from chat.answering import answer_now
+from chat.pipeline import answer_now
 from chat.models import Message
 from tests.chat.test_answering import ask_json
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from django.urls import reverse
 
-from chat.answering import answer_now
 from chat.models import Conversation
+from chat.pipeline import answer_now
 from knowledge.retrieval.search import search
 from tests.feedback.conftest import ingest_wiki_pages
 
@@ -45,7 +45,7 @@ def test_a_thumbs_down_does_not_change_the_search_results(client, bob, wiki):
 
 def test_retrieval_and_answering_never_read_ratings():
     """A guard for later changes: the search and the answer pipeline import nothing of ours but
-    the questions' clustering and its vector store (``chat.topics`` names a refused question by
+    the questions' clustering and its vector store (``feedback.tagging`` names a refused question by
     its nearest content gap), and those two read no rating either."""
     pattern = re.compile(r"\bfeedback\b(?!\.(?:clustering|gaps)\b)|\bRating\b|\bratings\b")
     offenders = [

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from chat.answering import answer_now
+from chat.pipeline import answer_now
 from chat.models import Conversation
 from knowledge.embedding import (
     EmbeddingModelMismatch,

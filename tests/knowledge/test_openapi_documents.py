@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
 
-from chat.answering import answer_now
+from chat.pipeline import answer_now
 from chat.models import Conversation
 from knowledge.models import DocumentVersion
 from knowledge.tasks import ingest_version_task

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
-from chat.answering import answer_now
+from chat.pipeline import answer_now
 from chat.models import Conversation, Message
 from knowledge.models import Document
 from scenarios.analysis import answer_question, start_analysis

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from chat.answering import answer_now
+from chat.pipeline import answer_now
 from chat.models import Conversation
 from knowledge.models import Document
 from tests.chat.conftest import ingest_small_kb

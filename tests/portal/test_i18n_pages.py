@@ -14,7 +14,7 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from django.core.management import call_command
 
-from chat.answering import answer_now
+from chat.pipeline import answer_now
 from chat.models import Conversation, Message
 from evaluation.models import EvalRun
 from evaluation.regression import case_from_message
