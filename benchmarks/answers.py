@@ -62,8 +62,8 @@ def gold_keys() -> tuple[dict[int, str], dict[int, str]]:
 
 
 def ask(question: str, user) -> dict:
-    from chat.pipeline import answer_now
     from chat.models import Conversation
+    from chat.pipeline import answer_now
     from chat.serialize import message_json
 
     conversation = Conversation.objects.create(user=user, title=question[:120])

@@ -209,9 +209,9 @@ def run_cases(
     with a reference answer, or None. A KeyboardInterrupt marks the run interrupted, stores the
     figures of what finished and propagates as RunInterrupted, which carries the run.
     """
-    from chat.pipeline import answer_now
     from chat.llm import get_llm
     from chat.models import Conversation
+    from chat.pipeline import answer_now
     from chat.serialize import message_json
 
     answering_llm = get_llm() if llm is True else (llm or None)

@@ -13,8 +13,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
 
-from chat.pipeline import answer_now
 from chat.models import Conversation
+from chat.pipeline import answer_now
 from knowledge.models import DocumentVersion
 from knowledge.tasks import ingest_version_task
 from tests.conftest import CORPUS, ingest_folder
