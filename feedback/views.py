@@ -84,6 +84,7 @@ def analytics_page(request: HtmxHttpRequest) -> HttpResponse:
         "filters": filters,
         "sources": Source.objects.all(),
         "profiles": AssistantProfile.objects.all(),
+        "sign_in_alerts": audit.sign_in_alerts(*filters.bounds),
         **analytics_report(filters),
     }
     if request.htmx:

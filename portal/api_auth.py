@@ -6,6 +6,7 @@ are exempt from CSRF (a browser cannot be tricked into sending a header it does 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import secrets
 from collections.abc import Callable
@@ -19,9 +20,11 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 
 from portal import audit
+from portal.addresses import client_address
 from portal.models import ApiToken
 
 TOKEN_PREFIX = "kb_"
+TOKEN_TRUST_SECONDS = 600  # a token that worked this recently is not throttled (see below)
 LAST_USED_PRECISION = timedelta(minutes=1)  # at most one write per token and minute
 
 
@@ -68,6 +71,56 @@ def user_for_token(token: str):
     return row.user
 
 
+def _valid_key(token: str) -> str:
+    return "kb:signin:token-ok:" + hash_token(token)[:32]
+
+
+def authenticate_token(token: str, address: str, request=None) -> tuple[object | None, int]:
+    """(the token's active user or None, seconds to wait): a token is a credential like a
+    password, counted per (token prefix, address) before it is looked up (``portal.signin``).
+
+    A token that worked in the last ``TOKEN_TRUST_SECONDS`` is not counted: an agent sending
+    many requests at once would otherwise cool its own token off while they are in flight."""
+    import redis
+
+    from portal import signin
+
+    client = signin._redis()
+    try:
+        trusted = bool(client.exists(_valid_key(token)))
+    except redis.RedisError:
+        trusted = False
+    if trusted:
+        user = user_for_token(token)
+        if user is not None:
+            return user, 0
+    attempt = signin.begin("API token " + token[:10], address)
+    if attempt.refused:
+        return None, attempt.wait
+    user = user_for_token(token)
+    if user is None:
+        signin.failed(attempt, request)
+        return None, 0
+    signin.succeeded(attempt)
+    with contextlib.suppress(redis.RedisError):
+        client.set(_valid_key(token), "1", ex=TOKEN_TRUST_SECONDS)
+    return user, 0
+
+
+def throttled(wait: int) -> JsonResponse:
+    response = JsonResponse(
+        {"error": signin_wait_message(wait)}, status=429, json_dumps_params={"ensure_ascii": False}
+    )
+    response["Retry-After"] = str(wait)
+    return response
+
+
+def signin_wait_message(wait: int) -> str:
+    from portal.signin import wait_message
+
+    return wait_message(wait)
+
+
 def bearer_token(request: HttpRequest) -> str:
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     return token.strip() if scheme.lower() == "bearer" else ""
@@ -90,7 +143,9 @@ def api_token_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
         token = bearer_token(request)
         if not token:
             return unauthorized(_("An API token is required: Authorization: Bearer <token>."))
-        user = user_for_token(token)
+        user, wait = authenticate_token(token, client_address(request), request)
+        if wait:
+            return throttled(wait)
         if user is None:
             return unauthorized(_("The API token is not valid or has been revoked."))
         request.user = user

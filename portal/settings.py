@@ -293,8 +293,16 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 AUDIT_RETENTION_DAYS = env_int("KB_AUDIT_RETENTION_DAYS", 365, minimum=1)
-LOGIN_FAILURES = env_int("KB_LOGIN_FAILURES", 10, minimum=1)  # then the account is locked
-LOGIN_LOCKOUT_MINUTES = env_int("KB_LOGIN_LOCKOUT_MINUTES", 15, minimum=1)
+# Sign-in throttling (portal.signin): per (account, address) pair, counted before the check.
+LOGIN_FAILURES = env_int("KB_LOGIN_FAILURES", 5, minimum=1)  # then that pair cools off
+LOGIN_COOLOFF_MINUTES = env_int("KB_LOGIN_COOLOFF_MINUTES", 1, minimum=1)  # the first cool-off
+LOGIN_LOCKOUT_MINUTES = env_int("KB_LOGIN_LOCKOUT_MINUTES", 15, minimum=1)  # the longest one
+# Failed sign-ins of one account (from anywhere) that alert staff; never a lock.
+LOGIN_ALERT_FAILURES = env_int("KB_LOGIN_ALERT_FAILURES", 50, minimum=2)
+LOGIN_ALERT_MINUTES = env_int("KB_LOGIN_ALERT_MINUTES", 60, minimum=1)
+# Proxies whose X-Forwarded-For is believed (addresses or networks); empty: none, the socket's
+# address is the client's (portal.addresses).
+TRUSTED_PROXIES = env_list("KB_TRUSTED_PROXIES")
 RATE_ASK_PER_MINUTE = env_int("KB_RATE_ASK_PER_MINUTE", 20, minimum=1)
 RATE_SEARCH_PER_MINUTE = env_int("KB_RATE_SEARCH_PER_MINUTE", 60, minimum=1)
 ADMIN_USERNAME = env_str("KB_ADMIN_USER", "admin")

@@ -22,7 +22,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from chat.mcp.server import Caller, build_server, in_thread
 from portal import audit
-from portal.api_auth import TOKEN_PREFIX, user_for_token
+from portal.addresses import client_address
+from portal.api_auth import TOKEN_PREFIX, authenticate_token
 
 PATH = "/mcp"
 CALLER = "knowledge_belt.mcp_caller"  # the ASGI scope key the endpoint leaves the caller under
@@ -98,11 +99,24 @@ async def _authenticated(request: Request) -> Caller | Response:
     token = token.strip() if scheme.lower() == "bearer" else ""
     if not token:
         return _unauthorized("An API token is required: Authorization: Bearer <token>.")
-    address = request.client.host if request.client else ""
-    user = await in_thread(_authenticate)(token, address)
+    user, wait = await in_thread(_authenticate)(token, _client_address(request))
+    if wait:
+        message = f"Too many wrong API tokens from here: try again in {wait} s."
+        headers = {"Retry-After": str(wait), **NO_STORE}
+        return JSONResponse({"error": message}, status_code=429, headers=headers)
     if user is None:
         return _unauthorized("The API token is not valid or has been revoked.")
     return Caller(user, settings.PUBLIC_URL or str(request.base_url).rstrip("/"))
+
+
+def _client_address(request: Request) -> str:
+    """As ``portal.addresses.client_address`` reads a Django request."""
+    meta = HttpRequest()
+    meta.META["REMOTE_ADDR"] = request.client.host if request.client else ""
+    forwarded = request.headers.get("x-forwarded-for")
+    if forwarded:
+        meta.META["HTTP_X_FORWARDED_FOR"] = forwarded
+    return client_address(meta)
 
 
 def _caller(ctx: ServerRequestContext) -> Caller:
@@ -114,14 +128,15 @@ def _caller(ctx: ServerRequestContext) -> Caller:
 
 
 def _authenticate(token: str, address: str):
-    """The token's active owner (None: unknown, revoked, or an inactive user); audited."""
-    user = user_for_token(token)
+    """(the token's active owner or None: unknown, revoked, an inactive user; seconds to wait
+    when this address sent too many wrong tokens), throttled and audited as the JSON API's."""
+    request = HttpRequest()
+    request.META["REMOTE_ADDR"] = address
+    user, wait = authenticate_token(token, address, request)
     if user is not None:
-        request = HttpRequest()
         request.user = user
-        request.META["REMOTE_ADDR"] = address
         audit.record(request, "token-use", PATH, token=token[: len(TOKEN_PREFIX) + 6] + "…")
-    return user
+    return user, wait
 
 
 def _allowed_host(host: str) -> bool:
