@@ -57,8 +57,9 @@ def test_wrong_passwords_on_the_admin_login_cool_that_address_off_even_for_the_r
     client, alice
 ):
     texts = [
-        _sign_in(client, "alice", "wrong-" + uuid.uuid4().hex, path="/admin/login/")
-        .content.decode()
+        _sign_in(
+            client, "alice", "wrong-" + uuid.uuid4().hex, path="/admin/login/"
+        ).content.decode()
         for _ in range(12)
     ]
     assert sum(WRONG[:20] in t or "correct username and password" in t for t in texts) == 5
@@ -97,7 +98,13 @@ def test_the_cool_off_grows_with_each_wrong_password_after_one_and_a_success_cle
     for _ in range(4):
         _end_cooloffs()
         _sign_in(client, "bob", "wrong")  # checked once the cool-off is over: the next is longer
-        waits.append(int(re.search(r"try again in (\d+) min", _sign_in(client, "bob", "x").content.decode())[1]))
+        waits.append(
+            int(
+                re.search(r"try again in (\d+) min", _sign_in(client, "bob", "x").content.decode())[
+                    1
+                ]
+            )
+        )
     assert waits == [2, 4, 8, 15]  # doubling, at most KB_LOGIN_LOCKOUT_MINUTES
     _end_cooloffs()
     assert _sign_in(client, "bob", PASSWORD).status_code == 302
@@ -179,7 +186,9 @@ def test_x_forwarded_for_from_the_loopback_does_not_make_new_addresses(transacti
     finally:
         server.stop()
     assert THROTTLED in texts[-1]
-    addresses = set(AuditEvent.objects.filter(action="sign-in-failed").values_list("address", flat=True))
+    addresses = set(
+        AuditEvent.objects.filter(action="sign-in-failed").values_list("address", flat=True)
+    )
     assert addresses == {"127.0.0.1"}
 
 
@@ -213,7 +222,10 @@ def test_wrong_api_tokens_cool_off_before_lookup_and_the_owners_token_still_work
     assert statuses == [401, 401, 401, 429, 429]
     limited = client.get("/api/v1/search", {"q": "x"}, HTTP_AUTHORIZATION=f"Bearer {wrong}")
     assert 1 <= int(limited["Retry-After"]) <= 60
-    assert client.get("/api/v1/search", {"q": "x"}, HTTP_AUTHORIZATION=f"Bearer {good}").status_code == 200
+    assert (
+        client.get("/api/v1/search", {"q": "x"}, HTTP_AUTHORIZATION=f"Bearer {good}").status_code
+        == 200
+    )
     assert AuditEvent.objects.filter(action="sign-in-throttled").count() == 1
 
 
