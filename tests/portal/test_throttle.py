@@ -45,6 +45,10 @@ def _signed_in(client) -> bool:
     return "_auth_user_id" in client.session
 
 
+def _wait_minutes(response) -> int:
+    return int(re.search(r"try again in (\d+) min", response.content.decode())[1])
+
+
 def _end_cooloffs() -> None:
     """As if every cool-off had run out (the pairs keep their counts)."""
     client = _redis()
@@ -98,13 +102,7 @@ def test_the_cool_off_grows_with_each_wrong_password_after_one_and_a_success_cle
     for _ in range(4):
         _end_cooloffs()
         _sign_in(client, "bob", "wrong")  # checked once the cool-off is over: the next is longer
-        waits.append(
-            int(
-                re.search(r"try again in (\d+) min", _sign_in(client, "bob", "x").content.decode())[
-                    1
-                ]
-            )
-        )
+        waits.append(_wait_minutes(_sign_in(client, "bob", "x")))
     assert waits == [2, 4, 8, 15]  # doubling, at most KB_LOGIN_LOCKOUT_MINUTES
     _end_cooloffs()
     assert _sign_in(client, "bob", PASSWORD).status_code == 302
