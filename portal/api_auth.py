@@ -6,7 +6,6 @@ are exempt from CSRF (a browser cannot be tricked into sending a header it does 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import secrets
 from collections.abc import Callable
@@ -24,7 +23,6 @@ from portal.addresses import client_address
 from portal.models import ApiToken
 
 TOKEN_PREFIX = "kb_"
-TOKEN_TRUST_SECONDS = 600  # a token that worked this recently is not throttled (see below)
 LAST_USED_PRECISION = timedelta(minutes=1)  # at most one write per token and minute
 
 
@@ -71,39 +69,19 @@ def user_for_token(token: str):
     return row.user
 
 
-def _valid_key(token: str) -> str:
-    return "kb:signin:token-ok:" + hash_token(token)[:32]
-
-
 def authenticate_token(token: str, address: str, request=None) -> tuple[object | None, int]:
-    """(the token's active user or None, seconds to wait): a token is a credential like a
-    password, counted per (token prefix, address) before it is looked up (``portal.signin``).
-
-    A token that worked in the last ``TOKEN_TRUST_SECONDS`` is not counted: an agent sending
-    many requests at once would otherwise cool its own token off while they are in flight."""
-    import redis
-
+    """(the token's active user or None, seconds to wait): a wrong token counts like a wrong
+    password, per (token prefix, address), and a pair cooling off is refused before the lookup
+    (``portal.signin``: why a token is looked up before it is counted)."""
     from portal import signin
 
-    client = signin._redis()
-    try:
-        trusted = bool(client.exists(_valid_key(token)))
-    except redis.RedisError:
-        trusted = False
-    if trusted:
-        user = user_for_token(token)
-        if user is not None:
-            return user, 0
-    attempt = signin.begin("API token " + token[:10], address)
-    if attempt.refused:
-        return None, attempt.wait
+    account = "API token " + token[:10]
+    wait = signin.cooling_off(account, address)
+    if wait:
+        return None, wait
     user = user_for_token(token)
     if user is None:
-        signin.failed(attempt, request)
-        return None, 0
-    signin.succeeded(attempt)
-    with contextlib.suppress(redis.RedisError):
-        client.set(_valid_key(token), "1", ex=TOKEN_TRUST_SECONDS)
+        signin.failed(signin.begin(account, address), request)
     return user, 0
 
 

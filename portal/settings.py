@@ -98,6 +98,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "portal.health.HealthCheckMiddleware",  # /healthz: no session, no user, no CSRF
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "portal.uploads.RequestSizeLimitMiddleware",
@@ -172,7 +173,7 @@ else:
     }
 # Our backend starts the embedded server on the first connection (and only then).
 _db["ENGINE"] = "portal.dbbackend"
-_db["CONN_MAX_AGE"] = env_int("KB_DB_CONN_MAX_AGE", 60, minimum=0)
+_db["CONN_MAX_AGE"] = env_int("KB_DB_CONN_MAX_AGE", 60, minimum=0)  # workers and commands
 _db["CONN_HEALTH_CHECKS"] = True
 _db["TEST"] = {"NAME": env_str("KB_TEST_DB_NAME", "test_knowledge_belt")}
 DATABASES = {"default": _db}
@@ -313,6 +314,18 @@ ADMIN_EMAIL = env_str("KB_ADMIN_EMAIL", "admin@localhost")
 RUN_HOST = env_str("KB_HOST", "127.0.0.1")
 RUN_PORT = env_int("KB_PORT", 8000, minimum=1, maximum=65535)
 RUN_WEB_WORKERS = env_int("KB_WEB_WORKERS", 1, minimum=1)
+# Bounded by design (portal.capacity, portal.dbpool): each web process handles at most
+# KB_WEB_CONCURRENCY requests at once (more get 503 with Retry-After) and shares a pool of
+# PostgreSQL connections, KB_DB_WEB_CONNECTIONS for the whole web server split between its
+# processes; a request waits up to KB_DB_POOL_TIMEOUT s for one (then 503), and connections idle
+# for KB_DB_POOL_IDLE_SECONDS are closed again. uvicorn's --limit-concurrency (open connections
+# and tasks, KB_WEB_CONNECTIONS) is the hard cap behind them.
+WEB_CONCURRENCY = env_int("KB_WEB_CONCURRENCY", 64, minimum=1)
+WEB_CONNECTIONS = env_int("KB_WEB_CONNECTIONS", 1000, minimum=2)
+DB_WEB_CONNECTIONS = env_int("KB_DB_WEB_CONNECTIONS", 20, minimum=2)
+DB_POOL_TIMEOUT = env_float("KB_DB_POOL_TIMEOUT", 10.0)
+DB_POOL_IDLE_SECONDS = env_int("KB_DB_POOL_IDLE_SECONDS", 60, minimum=1)
+RETRY_AFTER_SECONDS = 5  # what a 503 of a full server tells the client to wait
 
 # --- MCP for coding agents (manage.py mcp on stdio, /mcp over HTTP) ---------------------------
 # The portal's address as people open it; links in MCP results are built on it. Empty: the

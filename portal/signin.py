@@ -19,6 +19,11 @@ counted *before* its check, atomically in Redis (one Lua script), so at most
 - **Where**: every form that checks a password (``/login/``, ``/admin/login/``, directory
   accounts behind them: ``portal.ldap_auth``) and the API token check (``portal.api_auth``:
   the JSON API and ``/mcp``). The address is ``portal.addresses.client_address``.
+- **API tokens** are 256 random bits, looked up by their SHA-256 in an index: nothing to guess
+  and nothing learnt from a lookup. A token is looked up first and only a wrong one is counted
+  (per token prefix and address, the same cool-off; a pair cooling off is refused before the
+  lookup): counted before its lookup, an agent's first burst of parallel requests with its own
+  token would cool that token off.
 
 If Redis cannot be reached nothing is throttled (logged): an outage of the counter must not
 keep everybody out of the portal.
@@ -114,6 +119,19 @@ def begin(account: str, address: str) -> Attempt:
     if not allowed:
         return Attempt(account, address, wait=max(1, int(wait)))
     return Attempt(account, address, cooloff_started=bool(started))
+
+
+def cooling_off(account: str, address: str) -> int:
+    """Seconds until ``account`` may be tried from ``address`` again (0: now), counting nothing."""
+    import redis
+
+    try:
+        until = _redis().hget(Attempt(account, address).pair_key, "until")
+    except redis.RedisError:
+        logger.warning("sign-in not throttled: Redis unreachable", exc_info=True)
+        return 0
+    wait = float(until or 0) - time.time()
+    return max(1, math.ceil(wait)) if wait > 0 else 0
 
 
 def succeeded(attempt: Attempt) -> None:

@@ -13,8 +13,11 @@ admin.site.site_title = "Knowledge Belt"
 # The admin's login form counts and throttles like /login/ (one counter for both).
 admin.site.login_form = AdminSignInForm
 
+handler500 = "portal.capacity.server_error"
+
 urlpatterns = [
-    path("healthz", views.healthz, name="healthz"),
+    # /healthz itself is answered by portal.health.HealthCheckMiddleware, before sessions.
+    path("healthz/services", views.health_services, name="health_services"),
     path(
         "login/",
         auth_views.LoginView.as_view(

@@ -63,6 +63,11 @@ def web_command(host: str, port: int) -> list[str]:
         # from the loopback, so anyone on the machine could pose as any address. A proxy's
         # header is read by the portal itself, from KB_TRUSTED_PROXIES only (portal.addresses).
         "--no-proxy-headers",
+        # The hard cap on open connections and tasks of a process (beyond it uvicorn answers a
+        # bare 503): the portal's own ceiling on requests at once (KB_WEB_CONCURRENCY,
+        # portal.capacity, 503 with Retry-After) answers long before a flood reaches it.
+        "--limit-concurrency",
+        str(settings.WEB_CONNECTIONS),
     ]
 
 
