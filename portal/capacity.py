@@ -7,8 +7,9 @@ the rest, and connections of finished threads left open for minutes. Now:
 
 - **A pool** (``use_connection_pool``, Django's psycopg pool): the web server's processes share
   ``KB_DB_WEB_CONNECTIONS`` connections, each process its share; a request takes one for as
-  long as it runs and gives it back; above the pool's minimum, connections idle for
-  ``KB_DB_POOL_IDLE_SECONDS`` are closed. Only the web server uses it: Celery's prefork
+  long as it runs and gives it back; above the pool's minimum (one), a connection left unused
+  is closed every ``KB_DB_POOL_IDLE_SECONDS`` (psycopg's pool shrinks one at a time), so after a
+  flood the count goes back to idle within about pool size x that period. Only the web server uses it: Celery's prefork
   workers would inherit an open pool across ``fork``; they keep one connection each.
 - **A ceiling** (``CapacityLimit``): at most ``KB_WEB_CONCURRENCY`` requests of a process at
   once; the next get 503 with ``Retry-After`` at once, before a thread or a connection is

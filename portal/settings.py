@@ -317,14 +317,14 @@ RUN_WEB_WORKERS = env_int("KB_WEB_WORKERS", 1, minimum=1)
 # Bounded by design (portal.capacity, portal.dbpool): each web process handles at most
 # KB_WEB_CONCURRENCY requests at once (more get 503 with Retry-After) and shares a pool of
 # PostgreSQL connections, KB_DB_WEB_CONNECTIONS for the whole web server split between its
-# processes; a request waits up to KB_DB_POOL_TIMEOUT s for one (then 503), and connections idle
-# for KB_DB_POOL_IDLE_SECONDS are closed again. uvicorn's --limit-concurrency (open connections
+# processes; a request waits up to KB_DB_POOL_TIMEOUT s for one (then 503), and every
+# KB_DB_POOL_IDLE_SECONDS one connection left unused is closed again. uvicorn's --limit-concurrency (open connections
 # and tasks, KB_WEB_CONNECTIONS) is the hard cap behind them.
 WEB_CONCURRENCY = env_int("KB_WEB_CONCURRENCY", 64, minimum=1)
 WEB_CONNECTIONS = env_int("KB_WEB_CONNECTIONS", 1000, minimum=2)
 DB_WEB_CONNECTIONS = env_int("KB_DB_WEB_CONNECTIONS", 20, minimum=2)
 DB_POOL_TIMEOUT = env_float("KB_DB_POOL_TIMEOUT", 10.0)
-DB_POOL_IDLE_SECONDS = env_int("KB_DB_POOL_IDLE_SECONDS", 60, minimum=1)
+DB_POOL_IDLE_SECONDS = env_int("KB_DB_POOL_IDLE_SECONDS", 10, minimum=1)
 RETRY_AFTER_SECONDS = 5  # what a 503 of a full server tells the client to wait
 
 # --- MCP for coding agents (manage.py mcp on stdio, /mcp over HTTP) ---------------------------
