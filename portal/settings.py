@@ -396,6 +396,22 @@ ROW_UNIT_SENTENCES = env_bool("KB_ROW_UNIT_SENTENCES", False)
 # ... for the row units of tables of figures (knowledge.tables), even when the above is off.
 ROW_UNIT_FIGURE_SENTENCES = env_bool("KB_ROW_UNIT_FIGURE_SENTENCES", True)
 INGEST_STALE_SECONDS = env_int("KB_INGEST_STALE_SECONDS", 300, minimum=30)
+# Bounded work per file (knowledge.parsing.safezip, knowledge.parsing.pdf, knowledge.tasks): a
+# DOCX/XLSX part may unpack to at most KB_ZIP_PART_MB, the whole package to KB_ZIP_TOTAL_MB
+# (pictures are not unpacked); a PDF may have at most KB_PDF_MAX_PAGES pages; one ingest may run
+# KB_INGEST_TIME_LIMIT_SECONDS before it is stopped with a plain-words error on its version.
+ZIP_PART_MB = env_int("KB_ZIP_PART_MB", 32, minimum=1)
+ZIP_TOTAL_MB = env_int("KB_ZIP_TOTAL_MB", 128, minimum=1)
+PDF_MAX_PAGES = env_int("KB_PDF_MAX_PAGES", 1000, minimum=1)
+INGEST_TIME_LIMIT_SECONDS = env_int("KB_INGEST_TIME_LIMIT_SECONDS", 900, minimum=10)
+# One ingest may run KB_INGEST_TIME_LIMIT_SECONDS: then it is stopped (the version says why in
+# plain words, knowledge.ingest.pipeline); a minute later the worker process is killed outright.
+CELERY_TASK_ANNOTATIONS = {
+    "knowledge.ingest_version": {
+        "soft_time_limit": INGEST_TIME_LIMIT_SECONDS,
+        "time_limit": INGEST_TIME_LIMIT_SECONDS + 60,
+    }
+}
 DROP_FOLDER = env_path("KB_DROP_FOLDER", paths.HOME_DIR / "private_knowledge")
 DROP_FOLDER_SCAN_SECONDS = env_int("KB_DROP_FOLDER_SCAN_SECONDS", 30, minimum=5)
 DROP_FOLDER_SOURCE = env_str("KB_DROP_FOLDER_SOURCE", "Drop folder")
