@@ -56,7 +56,7 @@ class McpEndpoint:
             await caller(scope, receive, send)
             return
         manager = await self._running_manager()
-        await manager.handle_request({**scope, CALLER: caller}, receive, send)
+        await manager.handle_request({**scope, CALLER: caller}, receive, _no_store(send))
 
     async def _running_manager(self) -> StreamableHTTPSessionManager:
         """The SDK's request handler, started on the first request.
@@ -81,6 +81,23 @@ class McpEndpoint:
                 await started.wait()
                 self._manager = manager
         return self._manager
+
+
+def _no_store(send: Send) -> Send:
+    """Every answer of the endpoint says ``Cache-Control: no-store``: tool results are document
+    text as one user may read it, never for a browser's or a proxy's cache."""
+
+    async def sending(message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [
+                (name, value)
+                for name, value in message.get("headers", [])
+                if name.lower() != b"cache-control"
+            ]
+            message = {**message, "headers": [*headers, (b"cache-control", b"private, no-store")]}
+        await send(message)
+
+    return sending
 
 
 async def _hold(manager: StreamableHTTPSessionManager, started: asyncio.Event) -> None:
