@@ -34,6 +34,10 @@ ACTIONS = {
     "token-use": _("API token used"),
     "kill-switch": _("Chat switched on/off"),
     "export": _("Ratings exported"),
+    "admin-add": _("Added in the admin"),
+    "admin-change": _("Changed in the admin"),
+    "admin-delete": _("Deleted in the admin"),
+    "user-access": _("User's staff flag or groups changed"),
 }
 
 
@@ -58,6 +62,27 @@ def record(request, action: str, target: object = "", **detail: object) -> None:
         )
     except Exception:  # noqa: BLE001 - the audit must never break the action it records
         logger.exception("audit event %s not stored", action)
+
+
+ACCESS_FIELDS = ("is_active", "is_staff", "is_superuser")
+
+
+def access_of(user) -> dict[str, object]:
+    """What a user may do in the portal: the flags and the groups (source readers by group)."""
+    return {
+        **{field: getattr(user, field) for field in ACCESS_FIELDS},
+        "groups": sorted(user.groups.values_list("name", flat=True)) if user.pk else [],
+    }
+
+
+def record_access_change(request, user, before: dict[str, object], *, by: str = "") -> None:
+    """A ``user-access`` event when ``user``'s flags or groups differ from ``before``."""
+    after = access_of(user)
+    changed = {key: {"from": before.get(key), "to": value} for key, value in after.items()}
+    changed = {key: change for key, change in changed.items() if change["from"] != change["to"]}
+    if changed:
+        detail = {"changes": changed, **({"by": by} if by else {})}
+        record(request, "user-access", user.get_username(), **detail)
 
 
 def sign_in_alerts(start, end, limit: int = 20):
