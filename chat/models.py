@@ -9,6 +9,8 @@ from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from chat.querysets import MessageQuerySet
+
 DEFAULT_REFUSAL = "В документах базы знаний нет ответа на этот вопрос."
 
 
@@ -225,6 +227,8 @@ class Message(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = MessageQuerySet.as_manager()
 
     class Meta:
         verbose_name = _("message")

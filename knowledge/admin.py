@@ -6,12 +6,13 @@ from django.utils.translation import gettext_lazy as _
 
 from knowledge.models import Document, DocumentVersion, Source, Synonym
 from portal import audit
+from portal.admin_audit import AuditedModelAdmin
 
 SYNC_ORIGIN = {"connector", "sync_url", "branch", "subpath"}
 
 
 @admin.register(Source)
-class SourceAdmin(admin.ModelAdmin):
+class SourceAdmin(AuditedModelAdmin):
     list_display = [
         "name",
         "kind",
@@ -103,7 +104,7 @@ class VersionInline(admin.TabularInline):
 
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(AuditedModelAdmin):
     list_display = ["title", "source", "path", "current_version", "removed_at"]
     list_filter = ["source"]
     search_fields = ["title", "path", "aliases"]
@@ -112,7 +113,7 @@ class DocumentAdmin(admin.ModelAdmin):
 
 
 @admin.register(DocumentVersion)
-class DocumentVersionAdmin(admin.ModelAdmin):
+class DocumentVersionAdmin(AuditedModelAdmin):
     list_display = [
         "document",
         "number",
@@ -154,7 +155,7 @@ class DocumentVersionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Synonym)
-class SynonymAdmin(admin.ModelAdmin):
+class SynonymAdmin(AuditedModelAdmin):
     """Staff add synonyms of their own (document left empty); the read ones come and go with
     their documents."""
 

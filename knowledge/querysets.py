@@ -36,6 +36,14 @@ class SourceQuerySet(models.QuerySet):
         rule = _source_filter(user)
         return self if rule is None else self.filter(rule).distinct()
 
+    def writable_by(self, user) -> SourceQuerySet:
+        """Sources ``user`` may add documents to (upload, reindex): staff, and only the sources
+        they may read; superusers every source. A staff member who is not a reader of a
+        restricted source must not put a new current version in front of its readers."""
+        if user is None or not user.is_authenticated or not user.is_staff:
+            return self.none()
+        return self.visible_to(user)
+
 
 class DocumentQuerySet(models.QuerySet):
     def visible_to(self, user) -> DocumentQuerySet:

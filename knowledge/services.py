@@ -91,14 +91,20 @@ def page_url(document: Document) -> str:
     return base.rstrip("/") + "/" + document.path.lstrip("/")
 
 
-def source_for_upload(source_id: str | None, new_name: str) -> Source | None:
-    if new_name.strip():
-        source, _ = Source.objects.get_or_create(
-            name=new_name.strip()[:200], defaults={"kind": Source.Kind.UPLOADS}
-        )
-        return source
+def source_for_upload(source_id: str | None, new_name: str, user) -> Source | None:
+    """The source ``user`` uploads into: the one chosen, or the one named (created when no
+    source has that name, in any case). None when there is none ``user`` may write to: a
+    source named like one they may not read is not theirs to add versions to
+    (``SourceQuerySet.writable_by``), and which it is stays unsaid."""
+    writable = Source.objects.writable_by(user)
+    name = new_name.strip()[:200]
+    if name:
+        existing = Source.objects.filter(name__iexact=name).order_by("pk").first()
+        if existing is None:
+            return Source.objects.create(name=name, kind=Source.Kind.UPLOADS)
+        return writable.filter(pk=existing.pk).first()
     if id_param(source_id):
-        return Source.objects.filter(pk=id_param(source_id)).first()
+        return writable.filter(pk=id_param(source_id)).first()
     return None
 
 
@@ -159,16 +165,22 @@ def register_uploads(
     return outcome
 
 
-def reindex(scope: str, pk: int | None) -> int:
-    """Force a re-ingest of the newest version of each document in scope; returns how many."""
+def reindex(scope: str, pk: int | None, user) -> int | None:
+    """Force a re-ingest of the newest version of each document in scope that ``user`` may
+    write to; returns how many (None: no such document or source of theirs)."""
     from django.db import transaction
 
     from knowledge.queue import INGEST_VERSION, enqueue_on_commit
 
-    documents = Document.objects.live()
+    writable = Source.objects.writable_by(user)
+    documents = Document.objects.live().filter(source__in=writable.values("pk"))
     if scope == "document":
         documents = documents.filter(pk=pk)
+        if not documents.exists():
+            return None
     elif scope == "source":
+        if not writable.filter(pk=pk).exists():
+            return None
         documents = documents.filter(source_id=pk)
     newest = (
         DocumentVersion.objects.filter(document__in=documents)

@@ -130,11 +130,13 @@ def download(request: HttpRequest, pk: int) -> FileResponse:
 @require_POST
 def upload(request: HttpRequest) -> HttpResponse:
     """Staff upload of several files at once into a source (existing or new)."""
-    source = services.source_for_upload(
-        request.POST.get("source"), request.POST.get("new_source", "")
-    )
+    new_name = request.POST.get("new_source", "")
+    source = services.source_for_upload(request.POST.get("source"), new_name, request.user)
     if source is None:
-        messages.error(request, _("Choose a source or name a new one."))
+        if new_name.strip() or request.POST.get("source"):
+            messages.error(request, _("You may not add documents to that source."))
+        else:
+            messages.error(request, _("Choose a source or name a new one."))
         return redirect("documents")
     outcome = services.register_uploads(
         source,
@@ -161,7 +163,9 @@ def reindex(request: HttpRequest, scope: str, pk: int | None = None) -> HttpResp
     """Reindex one document, one source, or everything (forced re-ingest, on the worker)."""
     if scope not in ("document", "source", "all"):
         raise PermissionDenied
-    count = services.reindex(scope, pk)
+    count = services.reindex(scope, pk, request.user)
+    if count is None:
+        raise Http404(_("No such document or source of yours to reindex."))
     audit.record(request, "reindex", f"{scope} {pk or ''}".strip(), versions=count)
     messages.success(
         request,

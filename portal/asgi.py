@@ -6,6 +6,10 @@ from portal.boot import load_settings_or_exit
 
 load_settings_or_exit()
 
+from portal.capacity import CapacityLimit, use_connection_pool  # noqa: E402
+
+use_connection_pool()  # before the first query: this process is the web server
+
 from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_application = get_asgi_application()  # sets Django up before the imports below
@@ -15,5 +19,6 @@ from portal.uploads import RequestSizeLimitASGIMiddleware  # noqa: E402
 
 # Django's ASGI handler reads a whole request body before any middleware sees it: the size
 # limit has to wrap the application to refuse an oversized upload before it is read.
-# /mcp (MCP for coding agents, API tokens) is served beside Django, not through it.
-application = with_mcp(RequestSizeLimitASGIMiddleware(django_application))
+# /mcp (MCP for coding agents, API tokens) is served beside Django, not through it. The
+# ceiling on requests at once comes first: a flood is refused before it costs anything.
+application = CapacityLimit(with_mcp(RequestSizeLimitASGIMiddleware(django_application)))

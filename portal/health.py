@@ -18,7 +18,9 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
+from django.utils.cache import add_never_cache_headers
 
 
 @dataclass(frozen=True)
@@ -123,3 +125,25 @@ def as_json(states: dict[str, ServiceState], *, details: bool = True) -> dict[st
     if details:
         payload["services"] = {name: asdict(state) for name, state in states.items()}
     return payload
+
+
+class HealthCheckMiddleware:
+    """``GET /healthz`` answered first, before sessions and users: a load balancer's probe (or a
+    flood of callers with made-up session cookies) never costs a session lookup, and the answer
+    is the status alone (200 ok / 503 degraded). Staff read each service's state at
+    ``/healthz/services``."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path != "/healthz":
+            return self.get_response(request)
+        if request.method not in ("GET", "HEAD"):
+            response = HttpResponse(status=405)
+            response["Allow"] = "GET, HEAD"
+            return response
+        payload = as_json(cached_service_states(), details=False)
+        response = JsonResponse(payload, status=200 if payload["status"] == "ok" else 503)
+        add_never_cache_headers(response)
+        return response

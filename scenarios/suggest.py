@@ -13,6 +13,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from chat.llm import LLM, LlmUnavailable
+from chat.prompts import fence
 
 MAX_SUGGESTIONS = 6
 
@@ -32,13 +33,9 @@ Gaps (requirements no test case covers):
 {gaps}"""
 
 
-def _fence(text: str) -> str:
-    return text.replace(">>>", "> > >").replace("<<<", "< < <")
-
-
 def _labels(group: dict[str, Any]) -> str:
     found = [
-        f"- <<<{_fence(c['label'])}>>>" for c in group["children"] if c["kind"] == "requirement"
+        f"- <<<{fence(c['label'])}>>>" for c in group["children"] if c["kind"] == "requirement"
     ]
     return "\n".join(found) or "- (none)"
 
@@ -52,7 +49,7 @@ def suggest_checks(root: dict[str, Any], description: str, llm: LLM) -> list[str
         {
             "role": "user",
             "content": SUGGEST_USER.format(
-                description=_fence(description[:3000]),
+                description=fence(description[:3000]),
                 requirements=_labels(requirements),
                 gaps=_labels(gaps),
             ),

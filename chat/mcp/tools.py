@@ -25,6 +25,7 @@ from knowledge.models import Source
 from knowledge.retrieval.hits import describe, result_summary
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
+from portal.params import unstorable
 from portal.throttle import LIMITS, hit
 
 MAX_QUERY_CHARS = 2000  # as GET /api/v1/search
@@ -182,6 +183,11 @@ def call_tool(user, name: str, arguments: dict[str, Any], *, base_url: str) -> d
     """Run one tool as ``user``; links in the result are absolute on ``base_url``.
 
     Raises ``ToolError`` for a call the agent can correct."""
+    if reason := unstorable(arguments):
+        # Before anything is looked up or stored: PostgreSQL would refuse it mid-answer.
+        raise ToolError(
+            f"An argument holds text that cannot be stored ({reason}); send it without."
+        )
     if name == "search":
         return run_search(user, arguments, base_url=base_url)
     if name == "ask":

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
@@ -35,7 +36,12 @@ from knowledge.embedding import (
 from knowledge.ingest.storage import read_blob
 from knowledge.ingest.store import ClaimLost, refresh_searchable, reusable_vectors, store_chunks
 from knowledge.models import Document, DocumentVersion
-from knowledge.parsing.base import ParsedDocument, ParseError
+from knowledge.parsing.base import (
+    ParsedDocument,
+    ParseError,
+    TimeBudgetExceeded,
+    time_budget,
+)
 from knowledge.parsing.registry import parse_document
 from knowledge.vector_index import check_dimensions
 
@@ -53,6 +59,18 @@ __all__ = [
 logger = logging.getLogger(__name__)
 Status = DocumentVersion.Status
 Progress = Callable[[int, str], None]  # percent, stage
+# Runs of one version in a row that may end without a word (the worker killed: past the hard
+# time limit, out of memory) before it is marked failed instead of being taken up forever.
+MAX_ATTEMPTS = 3
+TIME_LIMIT = (
+    "Reading and indexing the file took longer than {seconds} s, so it was stopped "
+    "(KB_INGEST_TIME_LIMIT_SECONDS): split the document, or ask the administrators to raise "
+    "the limit"
+)
+GAVE_UP = (
+    "Indexing stopped {attempts} times without finishing (the worker ran out of time or "
+    "memory); it is not tried again until someone reindexes it"
+)
 
 
 @dataclass
@@ -71,10 +89,12 @@ def claim_version(version_id: int, *, force: bool = False) -> str | None:
     ready and failed (reindex).
     """
     stale = timezone.now() - timedelta(seconds=settings.INGEST_STALE_SECONDS)
-    claimable = Q(status=Status.PENDING) | Q(
-        status__in=DocumentVersion.ACTIVE, heartbeat_at__lt=stale
+    abandoned = Q(status__in=DocumentVersion.ACTIVE) & (
+        Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True)
     )
-    claimable |= Q(status__in=DocumentVersion.ACTIVE, heartbeat_at__isnull=True)
+    if not _may_take_over(version_id, abandoned):
+        return None
+    claimable = Q(status=Status.PENDING) | abandoned
     if force:
         claimable |= Q(status__in=[Status.READY, Status.FAILED])
     token = uuid.uuid4().hex
@@ -88,6 +108,29 @@ def claim_version(version_id: int, *, force: bool = False) -> str | None:
         attempts=F("attempts") + 1,
     )
     return token if updated else None
+
+
+def _may_take_over(version_id: int, abandoned: Q) -> bool:
+    """False when the version's runs died ``MAX_ATTEMPTS`` times in a row (killed past the hard
+    time limit, or out of memory): it is marked failed instead of being taken up forever. The
+    count lives in its timings, which every finished run replaces."""
+    row = DocumentVersion.objects.filter(abandoned, pk=version_id).values("timings").first()
+    if row is None:
+        return True  # not abandoned: nothing to count
+    timings = dict(row["timings"] or {})
+    died = int(timings.get("runs_stopped", 0)) + 1
+    if died >= MAX_ATTEMPTS:
+        DocumentVersion.objects.filter(abandoned, pk=version_id).update(
+            status=Status.FAILED,
+            claim_token="",
+            stage="",
+            error=GAVE_UP.format(attempts=died),
+        )
+        return False
+    DocumentVersion.objects.filter(abandoned, pk=version_id).update(
+        timings={**timings, "runs_stopped": died}
+    )
+    return True
 
 
 def _beat(version_id: int, token: str, **fields) -> None:
@@ -246,6 +289,8 @@ def _failed(version_id: int, token: str, exc: Exception, timings: dict[str, floa
         # Nothing was stored: the chunks and their vectors are written together after the last
         # batch, so a server that stops mid-document leaves nothing half-embedded searchable.
         message = f"Not indexed: {exc}. Reindex it once the embeddings server is back."
+    elif isinstance(exc, (SoftTimeLimitExceeded, TimeBudgetExceeded)):
+        message = TIME_LIMIT.format(seconds=settings.INGEST_TIME_LIMIT_SECONDS)
     elif isinstance(exc, MemoryError):
         _fail(
             version_id,
@@ -294,7 +339,8 @@ def _parse(version: DocumentVersion) -> ParsedDocument:
         data = read_blob(version.file.name)
     except OSError:
         raise ParseError("The stored file of this version is missing; upload it again") from None
-    return parse_document(data, version.filename)
+    with time_budget(settings.INGEST_TIME_LIMIT_SECONDS):
+        return parse_document(data, version.filename)
 
 
 def _chunk(parsed: ParsedDocument) -> list[ChunkDraft]:
