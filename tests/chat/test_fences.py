@@ -18,10 +18,9 @@ pytestmark = pytest.mark.django_db
 def test_the_answers_prompt_fences_closing_tags_in_any_case_and_spacing(
     demo_kb, llm_server, settings, bob
 ):
-    from chat.answering import answer_now
-
     from chat.llm import get_llm
     from chat.models import Conversation
+    from chat.pipeline import answer_now
 
     settings.LLM_BASE_URL = llm_server.base_url
     get_llm.cache_clear()

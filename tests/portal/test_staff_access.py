@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from chat.answering import answer_now
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from chat.models import Conversation, Message
+from chat.pipeline import answer_now
 from evaluation.regression import case_from_message
 from feedback.services import rate_answer
 from knowledge.ingest.pipeline import ingest_version
