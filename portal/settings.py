@@ -375,6 +375,23 @@ ROW_UNIT_SENTENCES = env_bool("KB_ROW_UNIT_SENTENCES", False)
 # ... for the row units of tables of figures (knowledge.tables), even when the above is off.
 ROW_UNIT_FIGURE_SENTENCES = env_bool("KB_ROW_UNIT_FIGURE_SENTENCES", True)
 INGEST_STALE_SECONDS = env_int("KB_INGEST_STALE_SECONDS", 300, minimum=30)
+# Scanned pages and images (knowledge.parsing.ocr): Tesseract, one process per page.
+OCR_ENABLED = env_bool("KB_OCR", True)
+OCR_LANGUAGES = env_str("KB_OCR_LANGUAGES", "rus+eng").strip() or "rus+eng"
+OCR_TESSERACT = env_str("KB_OCR_TESSERACT", "tesseract").strip() or "tesseract"
+OCR_DPI = env_int("KB_OCR_DPI", 300, minimum=100, maximum=600)
+OCR_JOBS = env_int("KB_OCR_JOBS", 0, minimum=0)  # pages recognised side by side; 0 = CPUs
+OCR_MAX_PAGES = env_int("KB_OCR_MAX_PAGES", 500, minimum=1)
+OCR_TIME_LIMIT_SECONDS = env_int("KB_OCR_TIME_LIMIT_SECONDS", 3600, minimum=10)
+# A page's Tesseract process is killed after this long; it must stay under the stale heartbeat
+# time, or the stall recovery would take the version over from a run that is still working.
+OCR_PAGE_TIMEOUT_SECONDS = env_int(
+    "KB_OCR_PAGE_TIMEOUT_SECONDS", 120, minimum=5, maximum=max(5, INGEST_STALE_SECONDS - 10)
+)
+OCR_MIN_CONFIDENCE = env_int("KB_OCR_MIN_CONFIDENCE", 70, minimum=0, maximum=100)
+OCR_NICE = env_int("KB_OCR_NICE", 10, minimum=0, maximum=19)  # Tesseract below the web process
+# Reported in /healthz's staff view, never making the portal unhealthy (portal.health).
+HEALTH_OPTIONAL_CHECKS = {"ocr": "knowledge.parsing.ocr.engine_detail"}
 DROP_FOLDER = env_path("KB_DROP_FOLDER", paths.HOME_DIR / "private_knowledge")
 DROP_FOLDER_SCAN_SECONDS = env_int("KB_DROP_FOLDER_SCAN_SECONDS", 30, minimum=5)
 DROP_FOLDER_SOURCE = env_str("KB_DROP_FOLDER_SOURCE", "Drop folder")
