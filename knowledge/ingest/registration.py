@@ -19,8 +19,15 @@ from knowledge.ingest.storage import sha256_of, store_blob
 from knowledge.models import Document, DocumentVersion, Source
 from knowledge.queue import INGEST_VERSION, enqueue_on_commit
 
-# JSON and YAML: API descriptions (OpenAPI, Swagger); the content decides, not the name.
+# JSON and YAML: API descriptions (OpenAPI, Swagger); images: scans, recognised with OCR. The
+# content decides how a file is read, not the name; the name decides which files of a folder
+# are candidates.
 SUPPORTED_SUFFIXES = {
+    ".png",
+    ".jpg",
+    ".jpeg",
+    ".tif",
+    ".tiff",
     ".docx",
     ".pdf",
     ".xlsx",
