@@ -9,8 +9,14 @@ two cores (measured: 4.8 s against 21.5 s for two pages, the threads spinning ag
 other), so ``OMP_THREAD_LIMIT=1`` is set for it.
 
 The output is hOCR (Tesseract's HTML): every line with its box and Tesseract's estimate of
-the type size (``x_size``), every word with its box and confidence. Boxes are in the image's
-pixels; ``knowledge.parsing.ocr_layout`` turns them into page lines and tables.
+the type size (``x_size``), every word with its box and confidence, every paragraph with the
+language Tesseract read it in. Boxes are in the image's pixels; ``knowledge.parsing.ocr_layout``
+turns them into page lines and tables.
+
+Russian and English read together confuse letters the two alphabets share in shape: "ACT" comes
+out in Cyrillic capitals, "Тecт" mixes both. A word mixing the alphabets is written in its
+majority alphabet, and in a paragraph Tesseract read as English a word of Cyrillic look-alikes
+only is written in Latin letters (``one_script``), so that a search for the word finds it.
 """
 
 from __future__ import annotations
@@ -32,6 +38,13 @@ _BBOX = re.compile(r"bbox (\d+) (\d+) (\d+) (\d+)")
 _WCONF = re.compile(r"x_wconf (\d+)")
 _XSIZE = re.compile(r"x_size ([\d.]+)")
 _LANGUAGE = re.compile(r"^[a-z_]+$", re.I)
+# Letters of the same shape in the two alphabets (capitals and small letters).
+_CYRILLIC_LOOKALIKES = "АВЕКМНОРСТХаеорсухі"
+_LATIN_LOOKALIKES = "ABEKMHOPCTXaeopcyxi"
+_TO_LATIN = str.maketrans(_CYRILLIC_LOOKALIKES, _LATIN_LOOKALIKES)
+_TO_CYRILLIC = str.maketrans(_LATIN_LOOKALIKES, _CYRILLIC_LOOKALIKES)
+_CYRILLIC = re.compile(r"[А-Яа-яЁёі]")
+_LATIN = re.compile(r"[A-Za-z]")
 
 
 class OcrUnavailable(ParseError):
@@ -204,6 +217,7 @@ def parse_hocr(data: bytes) -> list[OcrLine]:
         return []
     lines: list[OcrLine] = []
     block = paragraph = 0
+    language = ""
     for element in root.iter():
         classes = set((element.get("class") or "").split())
         title = element.get("title") or ""
@@ -211,6 +225,7 @@ def parse_hocr(data: bytes) -> list[OcrLine]:
             block += 1
         elif "ocr_par" in classes:
             paragraph += 1
+            language = element.get("lang") or ""
         elif classes & _LINE_CLASSES:
             size = _XSIZE.search(title)
             lines.append(
@@ -222,13 +237,29 @@ def parse_hocr(data: bytes) -> list[OcrLine]:
                 )
             )
         elif "ocrx_word" in classes and lines:
-            text = "".join(element.itertext()).strip()
+            text = one_script("".join(element.itertext()).strip(), language)
             if text:
                 confidence = _WCONF.search(title)
                 lines[-1].words.append(
                     OcrWord(_box(title), text, float(confidence.group(1)) if confidence else 0.0)
                 )
     return [line for line in lines if line.words]
+
+
+def one_script(word: str, language: str = "") -> str:
+    """The word in one alphabet where Tesseract mixed look-alike letters (module docstring)."""
+    cyrillic = len(_CYRILLIC.findall(word))
+    latin = len(_LATIN.findall(word))
+    if cyrillic and latin:
+        if cyrillic >= latin:
+            fixed = word.translate(_TO_CYRILLIC)
+            return fixed if not _LATIN.search(fixed) else word
+        fixed = word.translate(_TO_LATIN)
+        return fixed if not _CYRILLIC.search(fixed) else word
+    if cyrillic and language == "eng":
+        fixed = word.translate(_TO_LATIN)
+        return fixed if not _CYRILLIC.search(fixed) else word
+    return word
 
 
 def _box(title: str) -> Box:
