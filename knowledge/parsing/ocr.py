@@ -99,6 +99,7 @@ class OcrLine:
     block: int  # the text area (column, table cell group) it belongs to, numbered on the page
     paragraph: int  # its paragraph, numbered on the page
     words: list[OcrWord] = field(default_factory=list)
+    stroke: float = 0.0  # mean width of its strokes in pixels (scan.measure_strokes): bold type
 
     @property
     def text(self) -> str:

@@ -9,6 +9,8 @@ it often reads each column as a text area of its own. So here:
   one of them is short (a table's column; two columns of prose both run long), left to right;
 - a row is split into cells at wide gaps; a row whose cells end with a figure is tabular, and
   keeps its own line (never joined into a paragraph with the rows around it);
+- a line whose strokes are much thicker than the page's body text is bold (a heading set bold at
+  body size, found by ``pdf_text`` as on a text layer);
 - two or more tabular rows in a run (label rows such as "Operating expenses:" between them) are
   a table: its columns are where the figures stand, its header the lines just above it over
   those columns (``pdf_tables.header_band``, as for a text layer), and ``pdf_grid`` cleans it.
@@ -28,6 +30,8 @@ from knowledge.parsing.pdf_text import Line
 
 SHORT_PIECE = 3  # words: a piece this short is a table column's, not a column of prose
 CELL_GAP = 1.0  # a gap wider than this many row heights starts a new cell
+BOLD_STROKE = 1.3  # strokes this many times the page's usual width are bold type
+BODY_BAND = 0.15  # recognised type sizes this close to the body size are the body size
 TABLE_GAP = 3.0  # row heights of empty space that end a table
 _CURRENCY = {"$", "€", "£", "₽"}
 _YEARISH = re.compile(r"^\d{2,4}$")
@@ -50,6 +54,8 @@ class _Row:
     size: float  # type size in points
     paragraph: int
     blocks: set[int] = field(default_factory=set)
+    stroke: float = 0.0  # mean stroke width in pixels
+    bold: bool = False
     cells: list[_Cell] = field(default_factory=list)
 
     @property
@@ -80,6 +86,7 @@ class _Row:
 def page_layout(page: OcrPage) -> tuple[list[Line], list[PageTable]]:
     """The page's text lines (outside tables) and tables, in PDF points."""
     rows = _rows(page, 72.0 / page.dpi)
+    _mark_bold(rows)
     for row in rows:
         row.cells = _cells(row)
     tables: list[PageTable] = []
@@ -101,6 +108,20 @@ def page_layout(page: OcrPage) -> tuple[list[Line], list[PageTable]]:
     return lines, tables
 
 
+def snap_sizes(pages: list[list[Line]]) -> None:
+    """Tesseract's type-size estimate wanders by a tenth from line to line (7 pt, 7.5 pt): sizes
+    within 15 % of the recognised pages' body size become the body size, so that only type
+    clearly larger is read as larger (and a bold line at body size is a heading, as on a text
+    layer)."""
+    from knowledge.parsing.pdf_text import body_size
+
+    body = body_size(pages)
+    for lines in pages:
+        for line in lines:
+            if abs(line.size - body) <= BODY_BAND * body:
+                line.size = body
+
+
 def _rows(page: OcrPage, scale: float) -> list[_Row]:
     """Tesseract's lines in points, a table's columns joined into their visual rows."""
     rows: list[_Row] = []
@@ -120,7 +141,26 @@ def _row(line: OcrLine, scale: float) -> _Row:
     words = [(pymupdf.Rect(*(v * scale for v in w.box)), w.text) for w in line.words]
     # Type size to the half point: Tesseract's estimate wanders a little from line to line.
     size = round(line.size * scale * 2) / 2 if line.size else round(_height(words) * 2) / 2
-    return _Row(words=words, size=size, paragraph=line.paragraph, blocks={line.block})
+    return _Row(
+        words=words, size=size, paragraph=line.paragraph, blocks={line.block}, stroke=line.stroke
+    )
+
+
+def _mark_bold(rows: list[_Row]) -> None:
+    """Rows whose strokes are ``BOLD_STROKE`` times the page's usual (the median weighted by
+    the characters of each row) are bold."""
+    weighted = sorted((row.stroke, len(row.text)) for row in rows if row.stroke)
+    total = sum(n for _, n in weighted)
+    if not total:
+        return
+    seen, usual = 0, 0.0
+    for stroke, n in weighted:
+        seen += n
+        if seen >= total / 2:
+            usual = stroke
+            break
+    for row in rows:
+        row.bold = usual > 0 and row.stroke >= BOLD_STROKE * usual
 
 
 def _height(words: list[tuple[pymupdf.Rect, str]]) -> float:
@@ -264,7 +304,7 @@ def _words(rows: list[_Row]) -> list[Word]:
 def _line(row: _Row, index: int) -> Line:
     # A tabular row outside a table keeps its own line: its own paragraph number.
     block = -(index + 1) if row.tabular or len(row.blocks) > 1 else row.paragraph
-    return Line(row.rect, row.text, row.size, False, block, False)
+    return Line(row.rect, row.text, row.size, row.bold, block, False)
 
 
 def _mark_alone(lines: list[Line]) -> None:

@@ -29,7 +29,7 @@ from knowledge.parsing.base import (
     strip_typed_number,
 )
 from knowledge.parsing.ocr import OcrOptions, OcrUnavailable, Progress
-from knowledge.parsing.ocr_layout import page_layout
+from knowledge.parsing.ocr_layout import page_layout, snap_sizes
 from knowledge.parsing.pdf_meta import document_metadata, usable_title
 from knowledge.parsing.pdf_tables import PageTable, find_page_tables, looks_tabular
 from knowledge.parsing.pdf_text import (
@@ -168,6 +168,7 @@ class PdfParser:
             page = pages[number - 1]
             page.lines, page.tables = page_layout(result)
             page.ocr = reasons[number]
+        snap_sizes([pages[n - 1].lines for n in recognised.pages])
         for number in recognised.failed:
             page = pages[number - 1]
             page.lines, page.tables, page.ocr_failed = [], [], True
