@@ -258,3 +258,13 @@ def test_a_reindex_stops_a_recognition_under_way_and_starts_it_again(alice):
     again = DocumentVersion.objects.get(pk=version.pk)
     assert again.status == "ready" and again.attempts == 2
     assert [p["page"] for p in again.ocr["pages"]] == list(range(1, len(pages) + 1))
+
+
+def test_pictures_of_a_synced_folder_are_not_documents_but_dropped_ones_are(tmp_path):
+    from knowledge.ingest.files import iter_document_files
+
+    (tmp_path / "page.md").write_text("# Page\n\nText.\n", encoding="utf-8")
+    (tmp_path / "diagram.png").write_bytes(page_png(REPORT, dpi=72))
+    dropped = [relative for _, relative, _ in iter_document_files(tmp_path)]
+    synced = [relative for _, relative, _ in iter_document_files(tmp_path, images=False)]
+    assert (dropped, synced) == (["diagram.png", "page.md"], ["page.md"])
