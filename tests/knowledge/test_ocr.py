@@ -268,3 +268,29 @@ def test_pictures_of_a_synced_folder_are_not_documents_but_dropped_ones_are(tmp_
     dropped = [relative for _, relative, _ in iter_document_files(tmp_path)]
     synced = [relative for _, relative, _ in iter_document_files(tmp_path, images=False)]
     assert (dropped, synced) == (["diagram.png", "page.md"], ["page.md"])
+
+
+@pytest.mark.browser
+def test_the_viewer_shows_each_recognised_page_marked_beside_its_image(portal_server, page, alice):
+    from tests.conftest import login, screenshot
+
+    source = Source.objects.create(name="Scans")
+    version = register_file(source, "act.pdf", scanned_pdf([REPORT, ACT]), enqueue=False).version
+    assert ingest_version(version.pk).status == "ready"
+    version.refresh_from_db()
+    assert version.poorly_recognised_pages == []  # clean pages: over the default 70
+
+    login(page, portal_server.url, "alice")
+    page.goto(f"{portal_server.url}/documents/{version.document_id}/")
+    marks = page.locator(".ocr-page")
+    assert marks.count() == 2
+    assert "Recognised (OCR)" in marks.first.inner_text()
+    assert "Page 1: the text below was recognised from the page image" in marks.first.inner_text()
+    # The thumbnails are real images of the pages, loaded by the browser.
+    thumbs = page.locator(".ocr-page img")
+    thumbs.last.scroll_into_view_if_needed()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.ocr-page img')].every(i => i.naturalWidth > 100)"
+    )
+    assert page.locator(".ocr-page.poor").count() == 0
+    screenshot(page, "document-scan-recognised")
