@@ -141,6 +141,7 @@ class DocumentVersionAdmin(admin.ModelAdmin):
         "chunk_count",
         "table_count",
         "page_count",
+        "ocr",
         "timings",
         "embedding_model",
         "added_by",
