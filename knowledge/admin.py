@@ -142,6 +142,7 @@ class DocumentVersionAdmin(AuditedModelAdmin):
         "chunk_count",
         "table_count",
         "page_count",
+        "ocr",
         "timings",
         "embedding_model",
         "added_by",

@@ -286,6 +286,9 @@ class DocumentVersion(models.Model):
     table_count = models.PositiveIntegerField(default=0)
     page_count = models.PositiveIntegerField(default=0)
     timings = models.JSONField(default=dict, blank=True)
+    # Scanned pages recognised with OCR: engine, languages and per page its confidence
+    # (knowledge.parsing.scan.Recognised.record); empty when no page was recognised.
+    ocr = models.JSONField(default=dict, blank=True, editable=False)
     embedding_model = models.CharField(max_length=200, blank=True)
     added_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -321,6 +324,21 @@ class DocumentVersion(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in self.ACTIVE
+
+    @property
+    def recognised_pages(self) -> dict[int, dict]:
+        """Page number -> what OCR recorded for it (confidence, why it was recognised)."""
+        return {entry["page"]: entry for entry in (self.ocr or {}).get("pages", [])}
+
+    @property
+    def poorly_recognised_pages(self) -> list[int]:
+        """Recognised pages whose confidence is under the threshold they were read with."""
+        threshold = (self.ocr or {}).get("min_confidence", 0)
+        return [
+            number
+            for number, entry in self.recognised_pages.items()
+            if entry.get("confidence") is not None and entry["confidence"] < threshold
+        ]
 
 
 class Chunk(models.Model):

@@ -167,7 +167,12 @@ def register_uploads(
 
 def reindex(scope: str, pk: int | None, user) -> int | None:
     """Force a re-ingest of the newest version of each document in scope that ``user`` may
-    write to; returns how many (None: no such document or source of theirs)."""
+    write to; returns how many (None: no such document or source of theirs).
+
+    A version being ingested right now (a long scan being recognised) is taken from the run
+    that holds it: its claim is dropped here, so that run stops at its next page (its
+    heartbeat finds the claim gone) and the queued re-ingest claims the version afresh.
+    """
     from django.db import transaction
 
     from knowledge.queue import INGEST_VERSION, enqueue_on_commit
@@ -190,6 +195,9 @@ def reindex(scope: str, pk: int | None, user) -> int | None:
     )
     version_ids = list(newest)
     with transaction.atomic():
+        DocumentVersion.objects.filter(
+            pk__in=version_ids, status__in=DocumentVersion.ACTIVE
+        ).update(status=DocumentVersion.Status.PENDING, claim_token="", stage="queued", progress=0)
         for version_id in version_ids:
             enqueue_on_commit(INGEST_VERSION, version_id, force=True)
     return len(version_ids)

@@ -15,6 +15,7 @@ urlpatterns = [
     path("sources/<int:pk>/reindex/", views.reindex, {"scope": "source"}, name="reindex_source"),
     path("sources/<int:pk>/sync/", views.sync_now, name="sync_source"),
     path("versions/<int:pk>/download/", views.download, name="download_version"),
+    path("versions/<int:pk>/pages/<int:page>.png", views.version_page, name="version_page"),
     path("api/v1/search", api.search_api, name="api_search"),
     path("", include("knowledge.versions.urls")),
 ]

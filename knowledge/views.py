@@ -21,7 +21,7 @@ from django_htmx.http import HttpResponseClientRefresh
 from knowledge import services
 from knowledge.models import Document, DocumentVersion, Source
 from knowledge.sources import schedule
-from knowledge.viewer import build_view
+from knowledge.viewer import PAGE_IMAGE_WIDTHS, build_view, page_image
 from portal import audit
 from portal.params import id_param
 
@@ -124,6 +124,20 @@ def download(request: HttpRequest, pk: int) -> FileResponse:
     response = FileResponse(handle, as_attachment=True, filename=version.filename)
     response["Content-Type"] = "application/octet-stream"
     return response
+
+
+@require_GET
+def version_page(request: HttpRequest, pk: int, page: int) -> HttpResponse:
+    """A recognised page of a version as an image (the viewer shows it beside its text)."""
+    version = get_object_or_404(DocumentVersion.objects.visible_to(request.user), pk=pk)
+    if page not in version.recognised_pages:
+        raise Http404(_("This page was not recognised from an image"))
+    width = PAGE_IMAGE_WIDTHS[0] if request.GET.get("size") == "small" else PAGE_IMAGE_WIDTHS[1]
+    try:
+        png = page_image(version, page, width)
+    except (OSError, LookupError):
+        raise Http404(_("The stored file is missing")) from None
+    return HttpResponse(png, content_type="image/png")
 
 
 @staff_required

@@ -74,15 +74,21 @@ def _workers() -> str:
 
 
 def service_states() -> dict[str, ServiceState]:
-    """Check the database, Redis and the Celery workers now; each check is bounded.
+    """Check the database, Redis and the Celery workers now; each check is bounded. The
+    optional checks (``HEALTH_OPTIONAL_CHECKS``: OCR) are reported but never make the portal
+    unhealthy: without them some files are refused, everything else works.
 
     Callers that may run often (``/healthz``) use ``cached_service_states`` instead.
     """
+    from django.utils.module_loading import import_string
+
     states = {"database": _timed(_database), "redis": _timed(_redis)}
     if states["database"].ok:
         states["workers"] = _timed(_workers)
     else:
         states["workers"] = ServiceState(ok=False, detail="database is down", ms=0.0)
+    for name, dotted in settings.HEALTH_OPTIONAL_CHECKS.items():
+        states[name] = _timed(import_string(dotted))
     return states
 
 
@@ -119,9 +125,8 @@ def forget_cached_states() -> None:
 
 
 def as_json(states: dict[str, ServiceState], *, details: bool = True) -> dict[str, object]:
-    payload: dict[str, object] = {
-        "status": "ok" if all(s.ok for s in states.values()) else "degraded"
-    }
+    required = [s for name, s in states.items() if name not in settings.HEALTH_OPTIONAL_CHECKS]
+    payload: dict[str, object] = {"status": "ok" if all(s.ok for s in required) else "degraded"}
     if details:
         payload["services"] = {name: asdict(state) for name, state in states.items()}
     return payload

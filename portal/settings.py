@@ -396,6 +396,23 @@ ROW_UNIT_SENTENCES = env_bool("KB_ROW_UNIT_SENTENCES", False)
 # ... for the row units of tables of figures (knowledge.tables), even when the above is off.
 ROW_UNIT_FIGURE_SENTENCES = env_bool("KB_ROW_UNIT_FIGURE_SENTENCES", True)
 INGEST_STALE_SECONDS = env_int("KB_INGEST_STALE_SECONDS", 300, minimum=30)
+# Scanned pages and images (knowledge.parsing.ocr): Tesseract, one process per page.
+OCR_ENABLED = env_bool("KB_OCR", True)
+OCR_LANGUAGES = env_str("KB_OCR_LANGUAGES", "rus+eng").strip() or "rus+eng"
+OCR_TESSERACT = env_str("KB_OCR_TESSERACT", "tesseract").strip() or "tesseract"
+OCR_DPI = env_int("KB_OCR_DPI", 300, minimum=100, maximum=600)
+OCR_JOBS = env_int("KB_OCR_JOBS", 0, minimum=0)  # pages recognised side by side; 0 = CPUs
+OCR_MAX_PAGES = env_int("KB_OCR_MAX_PAGES", 500, minimum=1)
+OCR_TIME_LIMIT_SECONDS = env_int("KB_OCR_TIME_LIMIT_SECONDS", 3600, minimum=10)
+# A page's Tesseract process is killed after this long; it must stay under the stale heartbeat
+# time, or the stall recovery would take the version over from a run that is still working.
+OCR_PAGE_TIMEOUT_SECONDS = env_int(
+    "KB_OCR_PAGE_TIMEOUT_SECONDS", 120, minimum=5, maximum=max(5, INGEST_STALE_SECONDS - 10)
+)
+OCR_MIN_CONFIDENCE = env_int("KB_OCR_MIN_CONFIDENCE", 70, minimum=0, maximum=100)
+OCR_NICE = env_int("KB_OCR_NICE", 10, minimum=0, maximum=19)  # Tesseract below the web process
+# Reported in /healthz's staff view, never making the portal unhealthy (portal.health).
+HEALTH_OPTIONAL_CHECKS = {"ocr": "knowledge.parsing.ocr.engine_detail"}
 # Bounded work per file (knowledge.parsing.safezip, knowledge.parsing.pdf, knowledge.tasks): a
 # DOCX/XLSX part may unpack to at most KB_ZIP_PART_MB, the whole package to KB_ZIP_TOTAL_MB
 # (pictures are not unpacked); a PDF may have at most KB_PDF_MAX_PAGES pages; one ingest may run
@@ -406,10 +423,12 @@ PDF_MAX_PAGES = env_int("KB_PDF_MAX_PAGES", 1000, minimum=1)
 INGEST_TIME_LIMIT_SECONDS = env_int("KB_INGEST_TIME_LIMIT_SECONDS", 900, minimum=10)
 # One ingest may run KB_INGEST_TIME_LIMIT_SECONDS: then it is stopped (the version says why in
 # plain words, knowledge.ingest.pipeline); a minute later the worker process is killed outright.
+# Celery stands behind both budgets: a scan may take its recognition's limit on top of the
+# ingest's own (the ingest's clock stops while Tesseract reads, knowledge.parsing.pdf).
 CELERY_TASK_ANNOTATIONS = {
     "knowledge.ingest_version": {
-        "soft_time_limit": INGEST_TIME_LIMIT_SECONDS,
-        "time_limit": INGEST_TIME_LIMIT_SECONDS + 60,
+        "soft_time_limit": INGEST_TIME_LIMIT_SECONDS + OCR_TIME_LIMIT_SECONDS,
+        "time_limit": INGEST_TIME_LIMIT_SECONDS + OCR_TIME_LIMIT_SECONDS + 60,
     }
 }
 DROP_FOLDER = env_path("KB_DROP_FOLDER", paths.HOME_DIR / "private_knowledge")

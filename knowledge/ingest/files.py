@@ -9,7 +9,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from knowledge.ingest.registration import SUPPORTED_SUFFIXES
+from knowledge.ingest.registration import IMAGE_SUFFIXES, SUPPORTED_SUFFIXES
 from knowledge.parsing.detect import API_EXTENSIONS, looks_like_openapi
 
 SKIPPED_NAMES: set[str] = set()
@@ -53,8 +53,9 @@ def _hard_link_to_outside(path: Path, names_inside: Counter[tuple[int, int]]) ->
     return stat.st_nlink > names_inside.get((stat.st_dev, stat.st_ino), 0)
 
 
-def iter_document_files(root: Path) -> Iterator[tuple[Path, str, str]]:
-    """(path, path relative to root, problem) for every candidate file, sorted.
+def iter_document_files(root: Path, *, images: bool = True) -> Iterator[tuple[Path, str, str]]:
+    """(path, path relative to root, problem) for every candidate file, sorted; images (scans)
+    too unless ``images`` is False (a synced folder, whose pictures illustrate its pages).
 
     ``problem`` is a plain-words reason to refuse the file before reading it (too big, a hard
     link to a file outside the folder), or "".
@@ -63,6 +64,7 @@ def iter_document_files(root: Path) -> Iterator[tuple[Path, str, str]]:
     file named on its own is always one, and is told what it is not.
     """
     limit = settings.MAX_UPLOAD_MB * 1024 * 1024
+    suffixes = SUPPORTED_SUFFIXES | IMAGE_SUFFIXES if images else SUPPORTED_SUFFIXES
     files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
     base = root.resolve()
     names_inside = _names_inside(files) if root.is_dir() else {}
@@ -78,7 +80,7 @@ def iter_document_files(root: Path) -> Iterator[tuple[Path, str, str]]:
         relative = path.name if root.is_file() else path.relative_to(root).as_posix()
         if any(part.startswith(".") for part in Path(relative).parts):
             continue
-        if path.suffix.lower() not in SUPPORTED_SUFFIXES or path.name in SKIPPED_NAMES:
+        if path.suffix.lower() not in suffixes or path.name in SKIPPED_NAMES:
             continue
         size = path.stat().st_size
         suffix = path.suffix.lower()

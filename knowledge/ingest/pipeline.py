@@ -6,7 +6,9 @@ Idempotent by state, not by hope:
   (its worker looked dead) discards its work at the end;
 - the version's chunks are replaced in one transaction, so search never sees half a set;
 - a version whose worker died mid-ingest (heartbeat older than KB_INGEST_STALE_SECONDS) can be
-  claimed again by the next run: the beat task re-enqueues it, the reindex button forces it.
+  claimed again by the next run: the beat task re-enqueues it, the reindex button forces it;
+- a long parse (OCR of a scan) beats after every page: a reindex that took the version over
+  (``knowledge.services.reindex``) stops it there.
 """
 
 from __future__ import annotations
@@ -71,6 +73,9 @@ GAVE_UP = (
     "Indexing stopped {attempts} times without finishing (the worker ran out of time or "
     "memory); it is not tried again until someone reindexes it"
 )
+# A version that was recognised (OCR) spends most of its time there: the progress bar gives the
+# recognition its first 80 %, the embedding the rest; other versions 10 % for the parse.
+OCR_SHARE = 80
 
 
 @dataclass
@@ -202,7 +207,7 @@ def start_version(
     version = DocumentVersion.objects.select_related("document").defer("parsed").get(pk=version_id)
     timings: dict[str, float] = {}
     try:
-        parsed = _timed(timings, "parse_s", lambda: _parse(version))
+        parsed = _timed(timings, "parse_s", lambda: _parse(version, token))
         drafts = _timed(timings, "chunk_s", lambda: _chunk(parsed))
         _save_parsed(version, token, parsed, drafts)
         embedder = embedder or get_embedder()
@@ -240,7 +245,8 @@ def add_vectors(started: Started, first: int, output: Embeddings, model_id: str)
 def beat_progress(started: Started, embedded: int) -> int:
     """Heartbeat and progress of a version ``embedded`` of whose todo texts have vectors;
     ClaimLost when another run owns it now. Returns the percent recorded."""
-    percent = 10 + int(85 * embedded / max(1, len(started.todo)))
+    first = _embed_start(started.parsed)
+    percent = first + int((95 - first) * embedded / max(1, len(started.todo)))
     _beat(started.version.pk, started.token, progress=percent)
     return percent
 
@@ -334,13 +340,33 @@ def _timed(timings: dict[str, float], key: str, step):
         timings[key] = round(time.perf_counter() - started, 3)
 
 
-def _parse(version: DocumentVersion) -> ParsedDocument:
+def _parse(version: DocumentVersion, token: str) -> ParsedDocument:
     try:
         data = read_blob(version.file.name)
     except OSError:
         raise ParseError("The stored file of this version is missing; upload it again") from None
+
+    def recognised(done: int, total: int) -> None:
+        # Runs in this thread after each scanned page: the Documents page shows it, and a
+        # reindex that took the version over raises ClaimLost here, which ends the run.
+        _beat(
+            version.pk,
+            token,
+            progress=OCR_SHARE * done // max(1, total),
+            stage=ocr_stage(done, total),
+        )
+
     with time_budget(settings.INGEST_TIME_LIMIT_SECONDS):
-        return parse_document(data, version.filename)
+        return parse_document(data, version.filename, progress=recognised)
+
+
+def ocr_stage(done: int, total: int) -> str:
+    """The stage word of a version being recognised: "ocr 3/50" (``status_label`` shows it)."""
+    return f"ocr {done}/{total}"
+
+
+def _embed_start(parsed: ParsedDocument) -> int:
+    return OCR_SHARE if parsed.metadata.get("ocr") else 10
 
 
 def _chunk(parsed: ParsedDocument) -> list[ChunkDraft]:
@@ -367,8 +393,9 @@ def _save_parsed(
         token,
         status=Status.EMBEDDING,
         stage="embedding",
-        progress=10,
+        progress=_embed_start(parsed),
         parsed=parsed.to_dict(),
+        ocr=parsed.metadata.get("ocr", {}),
         format=parsed.metadata.get("format", ""),
         block_count=len(parsed.blocks),
         chunk_count=len(drafts),

@@ -47,6 +47,18 @@ def time_budget(seconds: float) -> Iterator[None]:
         _budget.deadline = previous
 
 
+@contextmanager
+def paused_time_budget() -> Iterator[None]:
+    """The budget's clock stops in this block (a scan's recognition, which has a time limit of
+    its own): the deadline moves on by the time spent here."""
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        if getattr(_budget, "deadline", None) is not None:
+            _budget.deadline += time.monotonic() - started
+
+
 def check_time_budget() -> None:
     deadline = getattr(_budget, "deadline", None)
     if deadline is not None and time.monotonic() > deadline:
