@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from knowledge.models import Document, DocumentVersion, Source, Synonym
+from knowledge.sources.base import sync_settings_problems
 from portal import audit
 from portal.admin_audit import AuditedModelAdmin
 
@@ -12,7 +14,19 @@ SYNC_ORIGIN = {"connector", "sync_url", "branch", "subpath"}
 
 
 @admin.register(Source)
+class SourceForm(forms.ModelForm):
+    """A source that syncs itself names where it syncs from in a form the connector reads
+    (the admin makes the form's fields from its fieldsets)."""
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        for field, problem in sync_settings_problems(self.instance).items():
+            self.add_error(field if field in self.fields else None, problem)
+        return cleaned
+
+
 class SourceAdmin(AuditedModelAdmin):
+    form = SourceForm
     list_display = [
         "name",
         "kind",

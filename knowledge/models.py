@@ -9,11 +9,12 @@ filter names another version.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit, urlunsplit
+
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
-from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -21,6 +22,15 @@ from django.utils.translation import gettext_lazy as _
 from pgvector.django import SparseVectorField, VectorField
 
 from knowledge.querysets import ChunkQuerySet, DocumentQuerySet, SourceQuerySet, VersionQuerySet
+
+
+def redact_url(url: str) -> str:
+    """The URL without a password or token in it: safe to show, log and store in errors."""
+    parts = urlsplit(url)
+    if not parts.netloc or "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"***@{host}"))
 
 
 class Source(models.Model):
@@ -140,13 +150,6 @@ class Source(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    def clean(self) -> None:
-        from knowledge.sources.base import sync_settings_problems
-
-        problems = sync_settings_problems(self)
-        if problems:
-            raise ValidationError(problems)
-
     @property
     def is_syncing(self) -> bool:
         return self.last_sync_status in self.SYNC_ACTIVE
@@ -154,8 +157,6 @@ class Source(models.Model):
     @property
     def display_url(self) -> str:
         """Where it syncs from, without a password or token."""
-        from knowledge.sources.base import redact_url
-
         return redact_url(self.sync_url)
 
 

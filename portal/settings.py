@@ -95,6 +95,7 @@ INSTALLED_APPS = [
     "feedback",
     "evaluation",
     "scenarios",
+    "operations",
 ]
 
 MIDDLEWARE = [
@@ -118,6 +119,8 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "portal.urls"
+# ASGI endpoints served beside Django, each a function that wraps the application (portal.asgi).
+ASGI_ENDPOINTS = ["chat.mcp.http.with_mcp"]
 ASGI_APPLICATION = "portal.asgi.application"
 WSGI_APPLICATION = "portal.wsgi.application"
 

@@ -30,13 +30,11 @@ def _fresh_search_caches() -> Iterator[None]:
     """search() reads the stored embedding models and dimensions once a minute per process; a
     test that stored vectors of another model (the served embedder, a tiny test model) would
     otherwise make the next tests in that minute refuse the configured model."""
-    from knowledge.retrieval import search as search_module
+    from knowledge import vector_index
 
-    search_module._stored_models.cache_clear()
-    search_module._stored_dimensions.cache_clear()
+    vector_index.forget_stored()
     yield
-    search_module._stored_models.cache_clear()
-    search_module._stored_dimensions.cache_clear()
+    vector_index.forget_stored()
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,7 @@ from production import expand, read_unit  # noqa: E402
 
 # One set of values for every variable the files use: both sides expanded with it must agree.
 VALUES = {"KB_HOST": "HOST", "KB_PORT": "PORT", "KB_WEB_WORKERS": "WORKERS"}
-APPS = ("portal", "knowledge", "chat", "feedback", "evaluation", "scenarios")
+APPS = ("portal", "knowledge", "chat", "feedback", "evaluation", "scenarios", "operations")
 
 
 def _dockerfile() -> str:

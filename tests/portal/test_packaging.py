@@ -49,6 +49,7 @@ def test_wheel_holds_every_installed_app_with_its_migrations(wheel):
         "feedback",
         "evaluation",
         "scenarios",
+        "operations",
     }
     for app in ours:
         folder = Path(app.path)
