@@ -13,7 +13,6 @@ from portal.admin_audit import AuditedModelAdmin
 SYNC_ORIGIN = {"connector", "sync_url", "branch", "subpath"}
 
 
-@admin.register(Source)
 class SourceForm(forms.ModelForm):
     """A source that syncs itself names where it syncs from in a form the connector reads
     (the admin makes the form's fields from its fieldsets)."""
@@ -25,6 +24,7 @@ class SourceForm(forms.ModelForm):
         return cleaned
 
 
+@admin.register(Source)
 class SourceAdmin(AuditedModelAdmin):
     form = SourceForm
     list_display = [
