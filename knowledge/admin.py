@@ -19,7 +19,9 @@ class SourceForm(forms.ModelForm):
 
     def clean(self) -> dict:
         cleaned = super().clean()
-        for field, problem in sync_settings_problems(self.instance).items():
+        # The instance gets the form's values only after clean(): check them on a copy.
+        probe = Source(**{f: cleaned.get(f, getattr(self.instance, f)) for f in SYNC_ORIGIN})
+        for field, problem in sync_settings_problems(probe).items():
             self.add_error(field if field in self.fields else None, problem)
         return cleaned
 
