@@ -67,6 +67,10 @@ _TITLE_REQUIREMENTS = re.compile(
 )
 _SOURCE_ROLES = {"wiki": Role.KNOWLEDGE, "checklists": Role.CHECKLIST, "tracker": Role.OTHER}
 _ABBREVIATION = re.compile(r"(?<![^\W\d_])([А-ЯЁA-Z]{2,4})(?![^\W\d_])")
+# What follows a title page: its annotation or its table of contents.
+_AFTER_TITLE_PAGE = re.compile(
+    r"^(?:аннотация|содержание|оглавление|abstract|contents|table of contents)$", re.IGNORECASE
+)
 OPENING_BLOCKS = 40  # a title page and a table of contents fit in the first blocks
 OPENING_CHARS = 4000
 _CODE_LINE = re.compile(
@@ -101,13 +105,16 @@ def named_type(text: str) -> str:
 
 
 def opening(blocks: Iterable[Mapping[str, Any]]) -> str:
-    """The title page: the text of the blocks before the first heading (at most the first
-    ``OPENING_BLOCKS``), and the first heading itself."""
+    """The title page: the text of the blocks before the first heading, the annotation or the
+    contents (at most the first ``OPENING_BLOCKS``), and the first heading itself."""
     parts: list[str] = []
     for index, block in enumerate(blocks):
+        text = str(block.get("text", ""))
         if index >= OPENING_BLOCKS or sum(map(len, parts)) > OPENING_CHARS:
             break
-        parts.append(str(block.get("text", "")))
+        if _AFTER_TITLE_PAGE.match(text.strip()):
+            break
+        parts.append(text)
         if block.get("kind") == "heading":
             break
     return "\n".join(parts)[:OPENING_CHARS]
