@@ -257,6 +257,7 @@ def _test_node(unit, found: Match) -> Node:
     }
     result = source_node(unit.loaded, unit.section, "test", note=note)
     result["test_kind"] = unit.kind
+    result["near"] = True  # shares the change's words; covers no requirement shown
     return result
 
 
