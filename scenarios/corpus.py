@@ -68,7 +68,7 @@ class Corpus:
     covers: dict[int, list[tuple[int, Cover]]] = field(default_factory=dict)
     background: Background = field(default_factory=Background)
     # The lemmas of the documents' titles and title pages: the product's and the documents'
-    # names ("Приложение активности и уведомления ВШЭ"), said of everything, evidence of nothing.
+    # names (an app called "Parking payments" says "parking" everywhere), evidence of nothing.
     names: frozenset[str] = frozenset()
 
     def covered_by(self, test: int) -> list[int]:
