@@ -95,6 +95,7 @@ def evaluate(items: list[dict], show: bool) -> dict:
         cited_docs = [documents.get(s["document_id"], "") for s in payload["sources"]]
         gold = set(item.get("gold_docs") or [])
         row = {"id": item.get("id", ""), "group": group, "outcome": outcome, "ok": True}
+        row["answerability"] = payload.get("answerability") or {}
         if group == "answerable":
             hit = bool(gold & set(cited_docs))
             gold_any[hit] += 1
