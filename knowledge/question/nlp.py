@@ -99,6 +99,21 @@ _POS_FIT = {
 }
 
 
+@lru_cache(maxsize=10_000)
+def forms(word: str) -> tuple[str, ...]:
+    """Every word form of a Russian lemma (the dictionary's lexeme of the parse whose normal
+    form it is: "день" -> "дня", "дней", "днём" ...), lower-cased, ё as е; the word alone when
+    it is not a Russian lemma. A text-search stemmer makes different stems of some forms
+    ("день", "дней"): looked up by all of them, a lemma is found whichever form a text uses."""
+    low = word.casefold()
+    if not any("а" <= ch <= "я" or ch == "ё" for ch in low):
+        return (low,)
+    for parse in tools().analyzer.parse(low):
+        if parse.normal_form.replace("ё", "е") == low.replace("ё", "е"):
+            return tuple(sorted({f.word.replace("ё", "е") for f in parse.lexeme} | {low}))
+    return (low,)
+
+
 @lru_cache(maxsize=50_000)
 def lemma(word: str, pos: str = "") -> str:
     """The word's normal form, lower-cased: pymorphy3's parse that fits the tagger's part of

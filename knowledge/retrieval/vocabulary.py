@@ -6,17 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from knowledge.question import nlp
 from knowledge.retrieval import sql as q
 
 
 def chunk_frequencies(
     words: Iterable[str], visible_source_ids: list[int] | None = None
 ) -> tuple[dict[str, int], int]:
-    """Each word -> the number of searchable chunks holding it (0: no document uses it), and
-    the number of searchable chunks."""
+    """Each word (a lemma) -> the number of searchable chunks holding one of its forms (0: no
+    document uses it), and the number of searchable chunks."""
     words = [w for w in dict.fromkeys(words) if w.strip()]
     variants = {
-        w: sorted({x for found in q.query_terms(w, q.LANGUAGES)[1] for x in found}) for w in words
+        w: sorted(
+            {x for found in q.query_terms(" ".join(nlp.forms(w)), q.LANGUAGES)[1] for x in found}
+        )
+        for w in words
     }
     lexemes = sorted({x for found in variants.values() for x in found})
     df, total, _ = q.term_stats(lexemes, visible_source_ids) if lexemes else ({}, 0, 0.0)
