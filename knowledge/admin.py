@@ -6,7 +6,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from knowledge.models import Document, DocumentVersion, Source, Synonym
-from knowledge.sources.base import sync_settings_problems
+from knowledge.sources.problems import sync_settings_problems
 from portal import audit
 from portal.admin_audit import AuditedModelAdmin
 

@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy as _
 from pgvector.django import SparseVectorField, VectorField
 
 from knowledge.querysets import ChunkQuerySet, DocumentQuerySet, SourceQuerySet, VersionQuerySet
+from knowledge.synonyms import key, normalise
 
 
 def redact_url(url: str) -> str:
@@ -535,7 +536,5 @@ class Synonym(models.Model):
         return f"{self.term} = {self.equivalent}"
 
     def save(self, *args, **kwargs) -> None:
-        from knowledge.synonyms import key, normalise
-
         self.term, self.equivalent = key(self.term), normalise(self.equivalent)
         super().save(*args, **kwargs)

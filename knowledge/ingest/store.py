@@ -21,11 +21,12 @@ from django.db import connection, transaction
 from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
-from knowledge import documentstats, synonyms, termstats
+from knowledge import documentstats, termstats
 from knowledge.chunking import LABELLED_KINDS, ChunkDraft
 from knowledge.embedding import Embedder
 from knowledge.identifiers import lexical_text
-from knowledge.ingest.registration import title_from_path
+from knowledge.ingest.names import title_from_path
+from knowledge.ingest.synonyms import collect_synonyms
 from knowledge.models import Chunk, Document, DocumentVersion
 from knowledge.parsing.base import ParsedDocument
 from knowledge.tables import row_labels
@@ -194,7 +195,7 @@ def store_chunks(
         if live:
             refresh_document_vector(document.pk)
             headings = {" › ".join(d.heading_path) for d in drafts}
-            synonyms.collect(document.pk, [parsed.title, *headings, *(d.text for d in drafts)])
+            collect_synonyms(document.pk, [parsed.title, *headings, *(d.text for d in drafts)])
 
 
 def document_title(parsed_title: str, filename: str, document: Document) -> str:

@@ -24,7 +24,8 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from knowledge.ingest.registration import register_file, remove_document, safe_path
+from knowledge.ingest.names import safe_path
+from knowledge.ingest.registration import register_file, remove_document
 from knowledge.models import Document, DocumentVersion, Source
 from knowledge.sources.base import ChangedItem, Changes, Connector, SyncError
 
