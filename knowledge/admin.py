@@ -32,6 +32,7 @@ class SourceAdmin(AuditedModelAdmin):
     list_display = [
         "name",
         "kind",
+        "role",
         "priority",
         "prefer_fresh",
         "is_public",
@@ -53,7 +54,7 @@ class SourceAdmin(AuditedModelAdmin):
         "sync_cursor",
     ]
     fieldsets = [
-        (None, {"fields": ["name", "kind", "description", "base_url", "root_path"]}),
+        (None, {"fields": ["name", "kind", "role", "description", "base_url", "root_path"]}),
         (_("Search"), {"fields": ["priority", "prefer_fresh"]}),
         (_("Coding agents (MCP)"), {"fields": ["mcp_listed", "mcp_tool"]}),
         (_("Readers"), {"fields": ["is_public", "restricted", "readers", "reader_groups"]}),
@@ -121,10 +122,10 @@ class VersionInline(admin.TabularInline):
 
 @admin.register(Document)
 class DocumentAdmin(AuditedModelAdmin):
-    list_display = ["title", "source", "path", "current_version", "removed_at"]
-    list_filter = ["source"]
+    list_display = ["title", "source", "role", "detected_role", "current_version", "removed_at"]
+    list_filter = ["source", "role", "detected_role"]
     search_fields = ["title", "path", "aliases"]
-    readonly_fields = ["current_version", "created_at", "updated_at"]
+    readonly_fields = ["detected_role", "current_version", "created_at", "updated_at"]
     inlines = [VersionInline]
 
 

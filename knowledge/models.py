@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy as _
 from pgvector.django import SparseVectorField, VectorField
 
 from knowledge.querysets import ChunkQuerySet, DocumentQuerySet, SourceQuerySet, VersionQuerySet
+from knowledge.roles import Role
 from knowledge.synonyms import key, normalise
 
 
@@ -84,6 +85,15 @@ class Source(models.Model):
         help_text=_(
             "The tool's name after ask_ (e.g. wiki, checklists, tracker); sources with the "
             "same name share one tool. Empty: the source's kind."
+        ),
+    )
+    role = models.CharField(
+        max_length=20,
+        choices=Role.choices,
+        blank=True,
+        help_text=_(
+            "What its documents are for testing (requirements, tests, wiki...); empty: read "
+            "from each document."
         ),
     )
     is_public = models.BooleanField(default=True, help_text=_("Every signed-in user may read it."))
@@ -178,6 +188,18 @@ class Document(models.Model):
         help_text=_("The original's address when its source gives one; else base URL + path."),
     )
     language = models.CharField(max_length=20, default="simple")
+    role = models.CharField(
+        max_length=20,
+        choices=Role.choices,
+        blank=True,
+        help_text=_(
+            "Set by staff; empty: the source's role, else the role read from the document."
+        ),
+    )
+    # Read from the document when its newest version is stored (knowledge.roles.read_role).
+    detected_role = models.CharField(
+        max_length=20, choices=Role.choices, blank=True, editable=False
+    )
     current_version = models.ForeignKey(
         "DocumentVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -202,6 +224,20 @@ class Document(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    @property
+    def effective_role(self) -> str:
+        """What staff set on the document, else on its source, else what was read from it."""
+        return self.role or self.source.role or self.detected_role or Role.OTHER
+
+    @property
+    def effective_role_label(self) -> str:
+        return str(Role(self.effective_role).label)
+
+    @property
+    def role_origin(self) -> str:
+        """Where ``effective_role`` comes from: "document", "source" or "detected"."""
+        return "document" if self.role else "source" if self.source.role else "detected"
 
     @property
     def alias_list(self) -> list[str]:

@@ -62,6 +62,24 @@ class DocumentQuerySet(models.QuerySet):
     def live(self) -> DocumentQuerySet:
         return self.filter(removed_at__isnull=True)
 
+    def of_role(self, *roles: str) -> DocumentQuerySet:
+        """Documents whose role (``Document.effective_role``: set on the document, else on its
+        source, else read from it) is one of ``roles``."""
+        return self.alias(effective=_effective_role()).filter(effective__in=roles)
+
+
+def _effective_role():
+    """``Document.effective_role`` in SQL."""
+    from django.db.models import F, Value
+    from django.db.models.functions import Coalesce, NullIf
+
+    return Coalesce(
+        NullIf(F("role"), Value("")),
+        NullIf(F("source__role"), Value("")),
+        NullIf(F("detected_role"), Value("")),
+        Value("other"),
+    )
+
 
 class VersionQuerySet(models.QuerySet):
     def visible_to(self, user) -> VersionQuerySet:

@@ -13,6 +13,7 @@ from django.utils.translation import ngettext
 
 from knowledge.ingest.registration import register_file
 from knowledge.models import Document, DocumentVersion, Source
+from knowledge.roles import Role
 from portal.params import id_param
 
 
@@ -201,3 +202,13 @@ def reindex(scope: str, pk: int | None, user) -> int | None:
         for version_id in version_ids:
             enqueue_on_commit(INGEST_VERSION, version_id, force=True)
     return len(version_ids)
+
+
+def set_role(document: Document, role: str) -> bool:
+    """Staff set the document's role ("" gives it back to its source's role or the one read
+    from it); False for a value that is not a role."""
+    if role and role not in Role.values:
+        return False
+    Document.objects.filter(pk=document.pk).update(role=role)
+    document.role = role
+    return True

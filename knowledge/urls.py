@@ -9,6 +9,7 @@ urlpatterns = [
     path("documents/upload/", views.upload, name="upload"),
     path("documents/reindex/", views.reindex, {"scope": "all"}, name="reindex_all"),
     path("documents/<int:pk>/", views.document_detail, name="document"),
+    path("documents/<int:pk>/role/", views.set_role, name="document_role"),
     path(
         "documents/<int:pk>/reindex/", views.reindex, {"scope": "document"}, name="reindex_document"
     ),

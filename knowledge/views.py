@@ -20,6 +20,7 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from knowledge import services
 from knowledge.models import Document, DocumentVersion, Source
+from knowledge.roles import Role
 from knowledge.sources import schedule
 from knowledge.viewer import PAGE_IMAGE_WIDTHS, build_view, page_image
 from portal import audit
@@ -109,8 +110,30 @@ def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "view": view,
             "versions": document.versions.order_by("-number"),
             "page_url": services.page_url(document),
+            "roles": Role.choices,
         },
     )
+
+
+@staff_required
+@require_POST
+def set_role(request: HttpRequest, pk: int) -> HttpResponse:
+    """Staff set what the document is for testing (its role), or give it back to the one its
+    source sets or its content shows."""
+    document = get_object_or_404(
+        Document.objects.visible_to(request.user).select_related("source"), pk=pk
+    )
+    role = request.POST.get("role", "")
+    if services.set_role(document, role):
+        audit.record(request, "document-role", document.title, role=role or "read")
+        messages.success(
+            request,
+            _("Role of %(title)s: %(role)s.")
+            % {"title": document.title, "role": Role(document.effective_role).label},
+        )
+    else:
+        messages.error(request, _("Unknown role."))
+    return redirect("document", pk=document.pk)
 
 
 @require_GET

@@ -29,6 +29,7 @@ ACTIONS = {
     "permissions": _("Readers changed"),
     "source-change": _("Source changed"),
     "source-sync": _("Source sync requested"),
+    "document-role": _("Document role set"),
     "token-create": _("API token created"),
     "token-revoke": _("API token revoked"),
     "token-use": _("API token used"),

@@ -9,12 +9,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from knowledge.roles import Role
 from scenarios import exports
 from scenarios.analysis import AnalysisInputError, answer_question, start_analysis
 from scenarios.coverage import CoverageError, build_coverage, reasons_text
 from scenarios.documents import readable_documents, readable_tree
 from scenarios.models import Analysis
-from scenarios.units import is_test_document
 
 
 @login_required
@@ -83,7 +83,8 @@ def coverage_page(request: HttpRequest) -> HttpResponse:
     sections that check them, uncovered first."""
     documents = list(readable_documents(request.user).order_by("title"))
     by_id = {str(d.pk): d for d in documents}
-    tests = [d for d in documents if is_test_document(d)]
+    tests = [d for d in documents if d.effective_role in (Role.TESTS, Role.CHECKLIST)]
+    specified = [d for d in documents if d.effective_role == Role.REQUIREMENTS]
     chosen_req = by_id.get(request.GET.get("requirements", ""))
     chosen_tests = by_id.get(request.GET.get("tests", ""))
     result, error = None, ""
@@ -96,7 +97,7 @@ def coverage_page(request: HttpRequest) -> HttpResponse:
         request,
         "scenarios/coverage.html",
         {
-            "documents": [d for d in documents if d not in tests] or documents,
+            "documents": specified or [d for d in documents if d not in tests] or documents,
             "test_documents": tests or documents,
             "chosen_req": chosen_req,
             "chosen_tests": chosen_tests,

@@ -157,7 +157,7 @@ def test_without_tesseract_a_scan_says_what_to_install_and_health_shows_ocr_down
     assert "tesseract-ocr, tesseract-ocr-rus, tesseract-ocr-eng" in version.error
 
     forget_cached_states()
-    body = client.get("/healthz").json()
+    body = client.get("/healthz/services").json()  # the uploader (alice) is staff
     assert body["services"]["ocr"]["ok"] is False
     assert "apt-get install tesseract-ocr tesseract-ocr-rus" in body["services"]["ocr"]["detail"]
     forget_cached_states()
@@ -168,10 +168,11 @@ def test_healthz_shows_the_ocr_engine_to_staff_only(client, alice, bob):
 
     forget_cached_states()
     client.force_login(alice)
-    ocr = client.get("/healthz").json()["services"]["ocr"]
+    ocr = client.get("/healthz/services").json()["services"]["ocr"]
     assert ocr["ok"] is True and ocr["detail"].startswith("Tesseract ")
     assert "languages rus+eng" in ocr["detail"]
     client.force_login(bob)
+    assert client.get("/healthz/services").status_code in (302, 403)
     assert "services" not in client.get("/healthz").json()
     forget_cached_states()
 
@@ -249,7 +250,7 @@ def test_a_reindex_stops_a_recognition_under_way_and_starts_it_again(alice):
         what="the first pages recognised",
     )
     try:
-        assert services.reindex("document", version.document_id) == 1
+        assert services.reindex("document", version.document_id, alice) == 1
     finally:
         # The reindex queued its task on the session's Redis, where no worker of this test
         # takes it; a later test's worker must not find it there (and count it as its own).

@@ -17,6 +17,7 @@ from chat.models import Conversation, Message
 from chat.pipeline import answer_now
 from evaluation.regression import case_from_message
 from feedback.services import rate_answer
+from feedback.tasks import assign_topics
 from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.registration import register_file
 from knowledge.models import Document, DocumentVersion, Source
@@ -49,6 +50,7 @@ def asked(board, bob):
     conversation = Conversation.objects.create(user=bob)
     message = answer_now(conversation, QUESTION, user=bob, llm=None)
     assert message.sources.filter(document__source=board).exists(), message.answer
+    assign_topics(message.pk)  # the feedback task the answer queues after its commit
     rate_answer(message, bob, "down", reasons=["incomplete"], comment="")
     return message
 

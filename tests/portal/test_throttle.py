@@ -143,25 +143,31 @@ def test_150_parallel_wrong_passwords_are_counted_before_they_are_checked(transa
             token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text)[1]
             cookies = dict(client.cookies)
 
-        def attempt(i: int) -> str:
-            response = httpx2.post(
+        def attempt(i: int) -> httpx2.Response:
+            return httpx2.post(
                 server.url + "/login/",
                 data={"username": "bob", "password": f"guess-{i}", "csrfmiddlewaretoken": token},
                 cookies=cookies,
                 timeout=120,
             )
-            return response.text
 
         with ThreadPoolExecutor(max_workers=50) as pool:
-            pages = list(pool.map(attempt, range(150)))
+            responses = list(pool.map(attempt, range(150)))
     finally:
         server.stop()
+    pages = [r.text for r in responses]
     checked = sum(WRONG in p for p in pages)
     refused = sum(THROTTLED in p for p in pages)
+    # On a busy machine a full web process sheds some at once (503 with Retry-After), before
+    # any password is looked at; those are neither checked nor counted.
+    shed = [r for r in responses if WRONG not in r.text and THROTTLED not in r.text]
+    assert all(r.status_code == 503 and r.headers.get("Retry-After") for r in shed), [
+        (r.status_code, r.text[:80]) for r in shed[:3]
+    ]
     # The server's own setting (KB_LOGIN_FAILURES default) bounds how many were checked.
     from django.conf import settings as live
 
-    assert checked + refused == 150
+    assert refused > 0 and checked + refused + len(shed) == 150
     assert checked <= live.LOGIN_FAILURES, (checked, refused)
     assert AuditEvent.objects.filter(action="sign-in-failed").count() == checked
 
