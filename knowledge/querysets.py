@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce, NullIf
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -70,9 +71,6 @@ class DocumentQuerySet(models.QuerySet):
 
 def _effective_role():
     """``Document.effective_role`` in SQL."""
-    from django.db.models import F, Value
-    from django.db.models.functions import Coalesce, NullIf
-
     return Coalesce(
         NullIf(F("role"), Value("")),
         NullIf(F("source__role"), Value("")),

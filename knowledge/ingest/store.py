@@ -20,6 +20,7 @@ from pathlib import PurePosixPath
 from django.db import connection, transaction
 from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
+from pgvector import SparseVector
 
 from knowledge import documentstats, termstats
 from knowledge.chunking import LABELLED_KINDS, ChunkDraft
@@ -217,8 +218,6 @@ def document_title(parsed_title: str, filename: str, document: Document) -> str:
 
 
 def _rows(version, parsed, drafts, vectors, lexical, embedder: Embedder) -> list[Chunk]:
-    from pgvector import SparseVector
-
     dense, sparse, keys = vectors
     document = version.document
     tables = [i for i, d in enumerate(drafts) if d.block_type in LABELLED_KINDS]
