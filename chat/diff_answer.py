@@ -10,9 +10,9 @@ from chat.events import Event
 from chat.guard import refusal_text
 from chat.llm import LlmUnavailable, Usage, temperature_for
 from chat.models import Message
-from chat.pipeline.turn import Final, Turn
 from chat.prompting import build_messages
 from chat.storing import mark_cited, store_sources
+from chat.turn import Final, Turn
 from chat.versions import diff_sources
 
 

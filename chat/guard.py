@@ -14,6 +14,10 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from chat.models import ChatSettings
+from knowledge.question import read
+from knowledge.retrieval.vocabulary import chunk_frequencies
+
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+(?![\w-])")
 _CARD = re.compile(r"(?<!\d)(?:\d[ -]?){13,19}(?!\d)")
 _PHONE_CANDIDATE = re.compile(r"(?<![\w.+])\+?\(?\d[\d\s().-]{5,20}\d(?![\w]|\.\d)")
@@ -89,9 +93,6 @@ def redact(text: str) -> Redacted:
 
 def _redact_persons(text: str) -> tuple[str, int]:
     """Person names no document of the knowledge base names, replaced by "[person]"."""
-    from knowledge.question import read
-    from knowledge.retrieval.vocabulary import chunk_frequencies
-
     persons = read(text).persons()
     if not persons:
         return text, 0
@@ -110,12 +111,9 @@ def chat_enabled() -> bool:
     """The kill switch: the environment can force the chat off; staff toggle it at run time."""
     if not settings.CHAT_ENABLED:
         return False
-    from chat.models import ChatSettings
 
     return ChatSettings.current().chat_enabled
 
 
 def refusal_text() -> str:
-    from chat.models import ChatSettings
-
     return ChatSettings.current().refusal_text

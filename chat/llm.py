@@ -49,6 +49,8 @@ class OpenAICompatibleLLM:
         connect_timeout: float,
         max_tokens: int,
     ) -> None:
+        # The OpenAI-compatible backend, loaded only when an LLM is configured (get_llm returns
+        # None otherwise): openai takes a second and more to import.
         import httpx2
         import openai
 
@@ -102,7 +104,7 @@ class OpenAICompatibleLLM:
 
 
 def _describe(exc: Exception) -> str:
-    import openai
+    import openai  # the backend's errors: only ever raised once the backend is loaded
 
     if isinstance(exc, openai.APITimeoutError):
         return "the language model did not answer in time"

@@ -6,9 +6,11 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from chat.moderation_match import pattern_problems
 from chat.querysets import MessageQuerySet
 
 DEFAULT_REFUSAL = "В документах базы знаний нет ответа на этот вопрос."
@@ -117,10 +119,6 @@ class ModerationRule(models.Model):
         return self.name
 
     def clean(self) -> None:
-        from django.core.exceptions import ValidationError
-
-        from chat.moderation import pattern_problems
-
         problems = pattern_problems(self.patterns)
         if problems:
             raise ValidationError({"patterns": problems})

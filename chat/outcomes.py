@@ -8,8 +8,8 @@ from chat.answerability import Answerability
 from chat.evidence import words_in_no_document
 from chat.guard import refusal_text
 from chat.models import Message
-from chat.pipeline.turn import Final
 from chat.storing import store_sources
+from chat.turn import Final
 
 __all__ = ["no_such_version", "partial_notice", "refusal", "refusal_check", "store_sources"]
 

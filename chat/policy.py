@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 import numpy as np
 from django.conf import settings
@@ -19,6 +20,7 @@ from django.conf import settings
 from chat.citations import cited_numbers
 from chat.llm import LLM, LlmUnavailable
 from chat.prompts import CLASSIFY_SYSTEM, REFORMULATE_SYSTEM
+from knowledge.models import Chunk
 from knowledge.question import Question, nlp
 from knowledge.question.named import is_identifier, latin_names
 from knowledge.retrieval.types import Candidate, SearchResult
@@ -41,8 +43,6 @@ _PARTIAL = re.compile(
 
 def leaks_instruction(answer: str, system: str, *, run: int = 80) -> bool:
     """True when the answer repeats ``run`` or more characters of the system instruction."""
-    from difflib import SequenceMatcher
-
     a, b = " ".join(answer.lower().split()), " ".join(system.lower().split())
     if len(a) < run:
         return False
@@ -99,8 +99,6 @@ class Tile:
 
 def clarification_tiles(result: SearchResult, question: Question) -> list[Tile]:
     """Tiles when the best candidates split across documents about different things."""
-    from knowledge.models import Chunk
-
     words = question.text.split()
     if result.browse or len(result.hits) < 2 or len(words) > settings.CLARIFY_MAX_WORDS:
         return []
@@ -213,8 +211,6 @@ def reformulation_tiles(question: str, result: SearchResult, llm: LLM | None) ->
 
 
 def _near_miss_headings(result: SearchResult) -> list[str]:
-    from knowledge.models import Chunk
-
     ids = [c.chunk_id for c in result.near_misses[:8]]
     headings = []
     for chunk in Chunk.objects.filter(pk__in=ids).for_reading("document"):

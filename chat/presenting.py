@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy
 
 from chat.extractive import section_within
 from chat.models import Message
+from knowledge.models import Document
 from portal.markdown import render_markdown
 
 _CITE = re.compile(r"\[(\d{1,2})\]")
@@ -50,8 +51,6 @@ REVOKED_NOTE = gettext_lazy(
 def readable_sources(message: Message, sources: list) -> tuple[list, bool]:
     """The sources the asker may still read (access is checked again on every view), and
     whether any was taken away."""
-    from knowledge.models import Document
-
     documents = {s.document_id for s in sources if s.document_id}
     if not documents:
         return sources, False
@@ -66,8 +65,6 @@ def readable_sources(message: Message, sources: list) -> tuple[list, bool]:
 def answered_from(sources: list) -> list[dict]:
     """The knowledge sources (name, cascade priority) of the documents an answer cites (of all
     its sources when it cites none), the first cited first."""
-    from knowledge.models import Document
-
     cited = [s for s in sources if s.cited] or sources
     ids = {s.document_id for s in cited if s.document_id}
     rows = Document.objects.filter(pk__in=ids).values_list("pk", "source__name", "source__priority")

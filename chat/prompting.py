@@ -154,6 +154,7 @@ def build_sources(result: SearchResult, *, question: str) -> list[PromptSource]:
 
 def _expanded_texts(result: SearchResult) -> dict[int, str]:
     try:
+        # Left as it was: knowledge.retrieval is being rewritten in another branch.
         from knowledge.retrieval.expand import expand
     except ImportError:  # parent expansion not available: the chunks alone go to the prompt
         return {}

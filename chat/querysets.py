@@ -12,16 +12,17 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Exists, OuterRef, Q, Value
 
+from knowledge.models import Document
 
-def unreadable_sources_of(user, message_ref: str = "pk") -> Exists:
+
+def unreadable_sources_of(user, messages: type[models.Model], message_ref: str = "pk") -> Exists:
     """True for a message (``message_ref`` names it from the outer query) citing a document
-    ``user`` may not read."""
-    from chat.models import MessageSource
-    from knowledge.models import Document
-
+    ``user`` may not read. ``messages`` is the ``Message`` model: its sources are reached
+    through its relation, as ``chat.models`` imports this module."""
+    cited = messages._meta.get_field("sources").related_model
     readable = Document.objects.visible_to(user).values("pk")
     return Exists(
-        MessageSource.objects.filter(message=OuterRef(message_ref), document__isnull=False).exclude(
+        cited.objects.filter(message=OuterRef(message_ref), document__isnull=False).exclude(
             document__in=readable
         )
     )
@@ -36,13 +37,13 @@ class MessageQuerySet(models.QuerySet):
         """Annotated with ``hidden``: the message is about a source ``user`` may not read."""
         if sees_every_message(user):
             return self.annotate(hidden=Value(False))
-        return self.annotate(hidden=unreadable_sources_of(user))
+        return self.annotate(hidden=unreadable_sources_of(user, self.model))
 
     def readable_by(self, user) -> MessageQuerySet:
         """The messages ``user`` may read whole."""
         if sees_every_message(user):
             return self
-        return self.filter(~unreadable_sources_of(user))
+        return self.filter(~unreadable_sources_of(user, self.model))
 
     def text_contains(self, query: str) -> MessageQuerySet:
         """A search in the question, answer and searched words: among rows not ``hidden`` only

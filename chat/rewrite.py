@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from chat.llm import LLM, LlmUnavailable
+from chat.policy import looks_like_refusal
 from chat.prompts import REWRITE_SYSTEM
 
 _FOLLOW_UP = re.compile(
@@ -52,8 +53,6 @@ def standalone_question(question: str, history: list[tuple[str, str, str]], llm:
     rewritten = rewritten.strip().strip('"«»')
     # An unusable rewrite (empty, rambling, a refusal or an answer instead of a question, or one
     # sharing no word with the conversation) is not searched.
-    from chat.policy import looks_like_refusal
-
     words = set(re.findall(r"\w{4,}", (fallback).lower()))
     if (
         not rewritten

@@ -7,7 +7,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from django.urls import reverse
+
 from chat import wording
+from chat.prompting import PromptSource
 from knowledge.models import Document, DocumentVersion
 from knowledge.question import Question, mentions, read, refs
 from knowledge.versions.services import (
@@ -148,10 +151,6 @@ def diff_text(comparison: Comparison, language: str = "en") -> str:
 
 def diff_sources(comparison: Comparison, language: str = "en") -> list:
     """The numbered sources of a diff answer: the comparison, then both versions."""
-    from django.urls import reverse
-
-    from chat.prompting import PromptSource
-
     document = comparison.document
     text = diff_text(comparison, language)
     viewer = reverse("document", args=[document.pk])

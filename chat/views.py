@@ -12,6 +12,7 @@ from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpRespons
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.utils import translation
+from django.utils.html import escape
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
@@ -154,8 +155,6 @@ def _sse(event: str, data: str) -> bytes:
 
 
 def _events(message: Message, user, language: str) -> Iterator[bytes]:
-    from django.utils.html import escape
-
     yield b": stream open\n\n"
     if claim(message):
         for event in stream_answer(message, user=user):

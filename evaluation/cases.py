@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evaluation.models import RegressionCase
+
 GROUPS = ("answerable", "trick", "out_of_domain", "version", "refusal", "clarification")
 BEHAVIOUR_GROUPS = {"answer": "answerable", "refusal": "refusal", "clarification": "clarification"}
 
@@ -100,8 +102,6 @@ def read_files(paths: Iterable[Path]) -> list[Case]:
 
 def regression_cases() -> list[Case]:
     """The active cases of the stored regression set, oldest first."""
-    from evaluation.models import RegressionCase
-
     return [
         Case(
             id=row.case_id,

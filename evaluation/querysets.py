@@ -7,14 +7,15 @@ from django.db import models
 from django.db.models import Q, Value
 from django.db.models.expressions import RawSQL
 
+from chat.models import Message
+from chat.querysets import sees_every_message, unreadable_sources_of
+from knowledge.models import Source
+
 
 class RegressionCaseQuerySet(models.QuerySet):
     def with_access(self, user) -> RegressionCaseQuerySet:
         """Annotated with ``hidden``: the case comes from an answer about a source ``user`` may
         not read, or names a gold document of one."""
-        from chat.querysets import sees_every_message, unreadable_sources_of
-        from knowledge.models import Source
-
         if sees_every_message(user):
             return self.annotate(hidden=Value(False))
         unreadable = list(
@@ -32,7 +33,7 @@ class RegressionCaseQuerySet(models.QuerySet):
         return self.alias(gold_hidden=gold).annotate(
             hidden=models.Case(
                 models.When(
-                    Q(gold_hidden=True) | unreadable_sources_of(user, "message_id"),
+                    Q(gold_hidden=True) | unreadable_sources_of(user, Message, "message_id"),
                     then=Value(True),
                 ),
                 default=Value(False),

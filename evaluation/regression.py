@@ -4,6 +4,8 @@ journal entries staff add by hand, become cases that ``manage.py eval --set regr
 from __future__ import annotations
 
 from evaluation.models import RegressionCase
+from feedback.export import expected_behaviour, gold_sources
+from feedback.models import Rating
 
 GROUP_OF_BEHAVIOUR = {
     "answer": RegressionCase.Group.ANSWERABLE,
@@ -22,9 +24,6 @@ def case_from_rating(rating) -> RegressionCase | None:
     """Keep the rating's case in step with it: a thumbs down with an expected answer is an
     active case (created or updated); any other rating deactivates the case it had. Returns
     the case, or None when the rating never made one."""
-    from feedback.export import expected_behaviour, gold_sources
-    from feedback.models import Rating
-
     wanted = rating.value == Rating.Value.DOWN and bool(rating.expected_answer.strip())
     case = RegressionCase.objects.filter(rating=rating).first()
     if not wanted:

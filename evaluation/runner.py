@@ -16,10 +16,19 @@ from pathlib import Path
 from django.conf import settings
 from django.utils import timezone
 
+from chat import prompts
+from chat.llm import get_llm
+from chat.models import Conversation
+from chat.pipeline import answer_now
+from chat.serialize import message_json
 from evaluation import judge as judging
 from evaluation import metrics
 from evaluation.cases import Case
 from evaluation.models import EvalResult, EvalRun
+from knowledge.demo import DEMO_SOURCES
+from knowledge.embedding import get_embedder
+from knowledge.models import Document, DocumentVersion
+from knowledge.retrieval.rerank import get_reranker
 
 SEARCH_SETTINGS = (
     "SEARCH_RESULTS",
@@ -58,8 +67,6 @@ def git_commit() -> str:
 def prompt_version() -> str:
     """A short hash of the answering prompts (every text constant of ``chat.prompts``): two
     runs with the same value were answered with the same instructions."""
-    from chat import prompts
-
     texts = sorted(
         (name, value)
         for name, value in vars(prompts).items()
@@ -70,9 +77,6 @@ def prompt_version() -> str:
 
 def run_config(*, profile, llm, judge) -> dict:
     """What the run was made with, stored on it."""
-    from knowledge.embedding import get_embedder
-    from knowledge.retrieval.rerank import get_reranker
-
     reranker = get_reranker()
     return {
         "embedder": get_embedder().model_id,
@@ -98,9 +102,6 @@ class KeyIndex:
     """
 
     def __init__(self) -> None:
-        from knowledge.demo import DEMO_SOURCES
-        from knowledge.models import Document, DocumentVersion
-
         folders = {d.name: (d.folder, d.history) for d in DEMO_SOURCES}
         self.documents: dict[int, frozenset[str]] = {}
         self.paths: dict[int, str] = {}
@@ -209,11 +210,6 @@ def run_cases(
     with a reference answer, or None. A KeyboardInterrupt marks the run interrupted, stores the
     figures of what finished and propagates as RunInterrupted, which carries the run.
     """
-    from chat.llm import get_llm
-    from chat.models import Conversation
-    from chat.pipeline import answer_now
-    from chat.serialize import message_json
-
     answering_llm = get_llm() if llm is True else (llm or None)
     run = EvalRun.objects.create(
         label=label,

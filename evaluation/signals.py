@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db.models.signals import post_save
 from django.dispatch import receiver
 
+from evaluation.regression import case_from_rating
 from feedback.models import Rating
 
 
@@ -12,6 +13,5 @@ from feedback.models import Rating
 def rating_saved(sender, instance: Rating, raw: bool = False, **kwargs) -> None:
     if raw:
         return
-    from evaluation.regression import case_from_rating
 
     case_from_rating(instance)

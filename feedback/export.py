@@ -18,6 +18,7 @@ from datetime import date, datetime, time
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
+from chat.models import MessageSource
 from feedback.models import Rating
 
 ANSWERED = {"answer", "partial"}
@@ -121,8 +122,6 @@ def ratings_for_export(
 ) -> QuerySet[Rating]:
     """Ratings to export, oldest first, with everything a line needs in a fixed few queries;
     with ``viewer``, only the answers they may read whole (the command line exports all)."""
-    from chat.models import MessageSource
-
     rows = Rating.objects.with_value(value)
     if viewer is not None:
         rows = rows.readable_by(viewer)

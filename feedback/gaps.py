@@ -18,6 +18,7 @@ from django.db.models.functions import Lower, Trim
 
 from feedback.clustering import Topic, group_questions
 from feedback.models import QuestionVector
+from knowledge.embedding import get_embedder
 
 MAX_QUESTIONS = 200  # the most asked distinct refused questions that are clustered
 # Refusals that are not content gaps: empty or nonsense questions, and prohibited requests
@@ -53,8 +54,6 @@ def refused_questions(messages: QuerySet, limit: int | None = MAX_QUESTIONS) -> 
 
 def question_vectors(texts: list[str], embedder=None) -> np.ndarray:
     """Vectors of ``texts`` (normalised), from the store or embedded now and stored."""
-    from knowledge.embedding import get_embedder
-
     embedder = embedder or get_embedder()
     hashes = [text_hash(t) for t in texts]
     stored = {

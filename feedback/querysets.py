@@ -5,6 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.db import models
+from django.db.models import Value
+
+from chat.models import Message
+from chat.querysets import sees_every_message, unreadable_sources_of
 
 
 def rateable_messages(user) -> models.QuerySet:
@@ -13,8 +17,6 @@ def rateable_messages(user) -> models.QuerySet:
     A function over ``chat.Message`` rather than a method on its manager because the chat app
     owns that model; the rule still lives in one place.
     """
-    from chat.models import Message
-
     if user is None or not user.is_authenticated:
         return Message.objects.none()
     return Message.objects.filter(conversation__user=user, status=Message.Status.DONE).exclude(
@@ -39,13 +41,9 @@ class RatingQuerySet(models.QuerySet):
     def with_access(self, user) -> RatingQuerySet:
         """Annotated with ``hidden``: the rated answer is about a source ``user`` may not read
         (the rule is ``chat.querysets``')."""
-        from django.db.models import Value
-
-        from chat.querysets import sees_every_message, unreadable_sources_of
-
         if sees_every_message(user):
             return self.annotate(hidden=Value(False))
-        return self.annotate(hidden=unreadable_sources_of(user, "message_id"))
+        return self.annotate(hidden=unreadable_sources_of(user, Message, "message_id"))
 
     def readable_by(self, user) -> RatingQuerySet:
         """Ratings of answers ``user`` may read whole."""

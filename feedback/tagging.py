@@ -25,7 +25,14 @@ import logging
 import re
 from collections import defaultdict
 
+import numpy as np
+from django.db.models.functions import Lower, Trim
+
 from chat.models import Message
+from feedback.clustering import DEFAULT_THRESHOLD, group_questions
+from feedback.gaps import question_vectors, refused_questions
+from knowledge.embedding import EmbeddingModelMismatch, EmbeddingUnavailable
+from knowledge.models import Document
 from knowledge.question.words import SMALL_TALK
 
 logger = logging.getLogger(__name__)
@@ -69,8 +76,6 @@ def topic_of(source: str, kind: str, path: str, title: str, folder_title: str = 
 def document_topics(document_ids) -> dict[int, str]:
     """The topic of each document, by primary key: two queries (the documents, the index
     pages of their folders)."""
-    from knowledge.models import Document
-
     rows = list(
         Document.objects.filter(pk__in=set(document_ids)).values(
             "pk", "path", "title", "source_id", "source__name", "source__kind"
@@ -155,10 +160,6 @@ def _label(question: str) -> str:
 def gap_topic(question: str, *, exclude_pk: int | None = None) -> str:
     """The topic of a refused question: the nearest cluster of earlier refused questions (mean
     similarity at least the content gaps' threshold), else a new one named by the question."""
-    from feedback.clustering import DEFAULT_THRESHOLD
-    from feedback.gaps import question_vectors
-    from knowledge.embedding import EmbeddingModelMismatch, EmbeddingUnavailable
-
     earlier = (
         Message.objects.filter(topic_kind=Message.TopicKind.GAP)
         .exclude(topics=[])
@@ -196,12 +197,6 @@ def recluster_gaps() -> int:
     clustering and name each turn by its group's most central question; returns the number of
     groups. The most asked ``MAX_CLUSTERED`` distinct questions are clustered, the rest join
     the nearest group (or stand alone below the threshold)."""
-    import numpy as np
-    from django.db.models.functions import Lower, Trim
-
-    from feedback.clustering import DEFAULT_THRESHOLD, group_questions
-    from feedback.gaps import question_vectors, refused_questions
-
     gaps = Message.objects.filter(topic_kind=Message.TopicKind.GAP)
     rows = refused_questions(gaps, limit=None)
     if not rows:

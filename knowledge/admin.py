@@ -6,7 +6,8 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from knowledge.models import Document, DocumentVersion, Source, Synonym
-from knowledge.sources.base import sync_settings_problems
+from knowledge.sources.problems import sync_settings_problems
+from knowledge.sources.schedule import request_sync
 from portal import audit
 from portal.admin_audit import AuditedModelAdmin
 
@@ -76,8 +77,6 @@ class SourceAdmin(AuditedModelAdmin):
 
     @admin.action(description=_("Sync now"))
     def sync_now(self, request, queryset) -> None:
-        from knowledge.sources.schedule import request_sync
-
         queued = [s.name for s in queryset.exclude(connector="") if request_sync(s)]
         for name in queued:
             audit.record(request, "source-sync", name, queued=True)

@@ -9,20 +9,4 @@ class KnowledgeConfig(AppConfig):
     verbose_name = _("Knowledge base")
 
     def ready(self) -> None:
-        from django.db.models.signals import pre_delete
-
-        from knowledge.models import Document
-
-        pre_delete.connect(_document_deleted, sender=Document, dispatch_uid="documentstats")
-
-
-def _document_deleted(sender, instance, **kwargs) -> None:
-    """A document deleted outright (admin, its source's deletion) leaves the BM25 statistics
-    while its term rows and searchable chunks still exist: the document-level ones and the
-    chunk-level ones (``knowledge.termstats``)."""
-    from knowledge import documentstats, termstats
-    from knowledge.models import Chunk
-
-    documentstats.subtract([instance.pk])
-    searchable = Chunk.objects.filter(document_id=instance.pk, searchable=True)
-    termstats.apply_flip([], list(searchable.values_list("pk", flat=True)))
+        from knowledge import signals  # noqa: F401  (a deleted document leaves the statistics)

@@ -22,6 +22,7 @@ from knowledge.ingest.batch import (
     read_order_file,
     register_planned,
 )
+from knowledge.ingest.many import ingest_versions
 from knowledge.ingest.registration import get_or_create_source
 from knowledge.models import Source
 
@@ -129,8 +130,6 @@ def ingest_demo_now(root: Path | None = None, progress=None) -> int:
     first (in order), then the versions are ingested around one model thread that embeds the
     chunks of several files per call (``knowledge.ingest.many``). Returns the files ingested;
     ``progress(name, done, total)`` is called as each version ends."""
-    from knowledge.ingest.many import ingest_versions
-
     root = root or settings.DEMO_CORPUS_DIR
     if Source.objects.exists() or not root.is_dir():
         return 0

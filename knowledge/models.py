@@ -23,6 +23,7 @@ from pgvector.django import SparseVectorField, VectorField
 
 from knowledge.querysets import ChunkQuerySet, DocumentQuerySet, SourceQuerySet, VersionQuerySet
 from knowledge.roles import Role
+from knowledge.synonyms import key, normalise
 
 
 def redact_url(url: str) -> str:
@@ -571,7 +572,5 @@ class Synonym(models.Model):
         return f"{self.term} = {self.equivalent}"
 
     def save(self, *args, **kwargs) -> None:
-        from knowledge.synonyms import key, normalise
-
         self.term, self.equivalent = key(self.term), normalise(self.equivalent)
         super().save(*args, **kwargs)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce, NullIf
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -45,14 +46,19 @@ class SourceQuerySet(models.QuerySet):
         return self.visible_to(user)
 
 
+def _related(queryset: models.QuerySet, field: str) -> type[models.Model]:
+    """The model a foreign key of the queryset's model points at: ``knowledge.models`` imports
+    this module, so the querysets reach the other models through their relations."""
+    return queryset.model._meta.get_field(field).related_model
+
+
 class DocumentQuerySet(models.QuerySet):
     def visible_to(self, user) -> DocumentQuerySet:
-        from knowledge.models import Source
-
         rule = _source_filter(user)
         if rule is None:
             return self
-        return self.filter(source__in=Source.objects.visible_to(user).values("pk"))
+        sources = _related(self, "source").objects.visible_to(user)
+        return self.filter(source__in=sources.values("pk"))
 
     def live(self) -> DocumentQuerySet:
         return self.filter(removed_at__isnull=True)
@@ -65,9 +71,6 @@ class DocumentQuerySet(models.QuerySet):
 
 def _effective_role():
     """``Document.effective_role`` in SQL."""
-    from django.db.models import F, Value
-    from django.db.models.functions import Coalesce, NullIf
-
     return Coalesce(
         NullIf(F("role"), Value("")),
         NullIf(F("source__role"), Value("")),
@@ -78,20 +81,18 @@ def _effective_role():
 
 class VersionQuerySet(models.QuerySet):
     def visible_to(self, user) -> VersionQuerySet:
-        from knowledge.models import Document
-
         if sees_everything(user):
             return self
-        return self.filter(document__in=Document.objects.visible_to(user).values("pk"))
+        documents = _related(self, "document").objects.visible_to(user)
+        return self.filter(document__in=documents.values("pk"))
 
 
 class ChunkQuerySet(models.QuerySet):
     def visible_to(self, user) -> ChunkQuerySet:
-        from knowledge.models import Source
-
         if sees_everything(user):
             return self
-        return self.filter(source__in=Source.objects.visible_to(user).values("pk"))
+        sources = _related(self, "source").objects.visible_to(user)
+        return self.filter(source__in=sources.values("pk"))
 
     def searchable(self) -> ChunkQuerySet:
         return self.filter(searchable=True)

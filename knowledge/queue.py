@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from portal.celery import app
+
 INGEST_VERSION = "knowledge.ingest_version"
 SYNC_SOURCE = "knowledge.sync_source"
 
@@ -16,6 +18,4 @@ SYNC_SOURCE = "knowledge.sync_source"
 def enqueue_on_commit(task: str, *args: object, **kwargs: object) -> None:
     """Send ``task`` (routed to its queue by name) when the transaction commits; at once outside
     a transaction. Nothing is queued for work a rollback undoes."""
-    from portal.celery import app
-
     transaction.on_commit(lambda: app.send_task(task, args=args, kwargs=kwargs))

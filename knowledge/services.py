@@ -5,14 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
 from django.db.models import Prefetch, Q
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from knowledge.ingest.registration import register_file
 from knowledge.models import Document, DocumentVersion, Source
+from knowledge.queue import INGEST_VERSION, enqueue_on_commit
 from knowledge.roles import Role
 from portal.params import id_param
 
@@ -148,8 +151,6 @@ def register_uploads(
     source: Source, files: list[UploadedFile], user, *, refused: list[str]
 ) -> UploadOutcome:
     """Register uploaded files (bad content is caught at ingest and shown on its version)."""
-    from django.conf import settings
-
     outcome = UploadOutcome()
     for name in refused:
         outcome.refused.append(
@@ -174,10 +175,6 @@ def reindex(scope: str, pk: int | None, user) -> int | None:
     that holds it: its claim is dropped here, so that run stops at its next page (its
     heartbeat finds the claim gone) and the queued re-ingest claims the version afresh.
     """
-    from django.db import transaction
-
-    from knowledge.queue import INGEST_VERSION, enqueue_on_commit
-
     writable = Source.objects.writable_by(user)
     documents = Document.objects.live().filter(source__in=writable.values("pk"))
     if scope == "document":

@@ -1,14 +1,13 @@
 """The corpus's own synonyms: "Матрица трассируемости (RTM - Requirement Traceability Matrix)",
 "нестабильные тесты (flaky tests)". Read from a document's text when it becomes searchable,
-kept per document (``Synonym``), and used to expand the lexical side of a search: a question
-naming one of the names also looks for the others."""
+kept per document (``Synonym``, written by ``knowledge.ingest.synonyms``), and used to expand
+the lexical side of a search: a question naming one of the names also looks for the others."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 
-from django.db import connection, transaction
+from django.db import connection
 
 from knowledge.question.documents import stem
 
@@ -59,21 +58,6 @@ def read_pairs(text: str) -> set[tuple[str, str]]:
                     (russian, other) for russian in names if " " in russian or " " not in other
                 )
     return pairs
-
-
-def collect(document_id: int, texts: Iterable[str]) -> int:
-    """Replace the synonyms read from this document; returns how many pairs it has."""
-    from knowledge.models import Synonym
-
-    pairs: set[tuple[str, str]] = set()
-    for text in texts:
-        pairs |= read_pairs(text)
-    rows = [Synonym(term=key(a), equivalent=b, document_id=document_id) for a, b in pairs]
-    rows += [Synonym(term=key(b), equivalent=a, document_id=document_id) for a, b in pairs]
-    with transaction.atomic():
-        Synonym.objects.filter(document_id=document_id).delete()
-        Synonym.objects.bulk_create(rows, ignore_conflicts=True)
-    return len(pairs)
 
 
 def expansions(

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 import logging
 
+from django.db import InterfaceError, OperationalError
+
+from knowledge.ingest.dropfolder import sync_drop_folder
+from knowledge.ingest.maintenance import requeue_stalled_versions
+from knowledge.ingest.pipeline import ingest_version
+from knowledge.models import DocumentVersion, Source
+from knowledge.sources.schedule import queue_due_syncs
+from knowledge.sources.sync import sync_source
 from portal.celery import app
 
 logger = logging.getLogger(__name__)
@@ -19,11 +27,6 @@ logger = logging.getLogger(__name__)
 )
 def ingest_version_task(version_id: int, force: bool = False) -> None:
     """Ingest one version; returns quietly when it is gone or claimed by another run."""
-    from django.db import InterfaceError, OperationalError
-
-    from knowledge.ingest.pipeline import ingest_version
-    from knowledge.models import DocumentVersion
-
     if not DocumentVersion.objects.filter(pk=version_id).exists():
         return
     try:
@@ -36,8 +39,6 @@ def ingest_version_task(version_id: int, force: bool = False) -> None:
 @app.task(name="knowledge.recover_stalled_versions", ignore_result=True)
 def recover_stalled_versions() -> int:
     """Re-enqueue versions whose worker died (heartbeat too old) or that never got a task."""
-    from knowledge.ingest.maintenance import requeue_stalled_versions
-
     ids = requeue_stalled_versions()
     for version_id in ids:
         ingest_version_task.delay(version_id)
@@ -49,8 +50,6 @@ def recover_stalled_versions() -> int:
 @app.task(name="knowledge.scan_drop_folder", ignore_result=True)
 def scan_drop_folder() -> None:
     """Register new and changed files of the drop folder; mark deleted ones removed."""
-    from knowledge.ingest.dropfolder import sync_drop_folder
-
     sync_drop_folder()
 
 
@@ -63,11 +62,6 @@ def scan_drop_folder() -> None:
 )
 def sync_source_task(source_id: int) -> None:
     """Sync one source (git, folder); returns quietly when it is gone or already syncing."""
-    from django.db import InterfaceError, OperationalError
-
-    from knowledge.models import Source
-    from knowledge.sources.sync import sync_source
-
     if not Source.objects.filter(pk=source_id).exists():
         return
     try:
@@ -79,8 +73,6 @@ def sync_source_task(source_id: int) -> None:
 @app.task(name="knowledge.sync_due_sources", ignore_result=True)
 def sync_due_sources() -> int:
     """Queue a sync of every source whose interval has passed (the beat runs this)."""
-    from knowledge.sources.schedule import queue_due_syncs
-
     queued = queue_due_syncs()
     if queued:
         logger.info("queued syncs of sources %s", queued)

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 from django.db import connection
 
+from knowledge import documentstats
+
 _TERMS = """
     INSERT INTO knowledge_termstat (source_id, lexeme, df)
     SELECT c.source_id, u.lexeme, %s * count(*)
@@ -49,8 +51,6 @@ def apply_flip(turned_on: Sequence[int], turned_off: Sequence[int]) -> None:
 def rebuild() -> None:
     """Recompute the statistics from scratch (the migration that made them per source; tests;
     benchmarks), the document-level ones too (``knowledge.documentstats``)."""
-    from knowledge import documentstats
-
     documentstats.rebuild()
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM knowledge_termstat")

@@ -19,6 +19,9 @@ from django.conf import settings
 from django.db import connection, connections, transaction
 from psycopg import sql
 
+from knowledge.embedding import EmbeddingModelMismatch
+from knowledge.models import DocumentVersion
+
 _LOCK_CLASS = 0x6B69  # advisory lock namespace ("ki") for creating vector indexes
 
 
@@ -222,8 +225,6 @@ def stored_dimensions(model_id: str) -> int | None:
 def check_dimensions(model_id: str, dimensions: int, stored: int | None = None) -> None:
     """Refuse vectors of another dimension than the knowledge base holds for the same model
     (an embeddings server that now serves another model under the same name)."""
-    from knowledge.embedding import EmbeddingModelMismatch
-
     stored = stored_dimensions(model_id) if stored is None else stored
     if stored is not None and stored != dimensions:
         raise EmbeddingModelMismatch(
@@ -237,8 +238,6 @@ def check_dimensions(model_id: str, dimensions: int, stored: int | None = None) 
 # embedding models the ready versions were embedded with, and each model's stored dimension.
 @lru_cache(maxsize=4)
 def _stored_models(stamp: int) -> tuple[str, ...]:
-    from knowledge.models import DocumentVersion
-
     # No ordering: the default one (document, number) would make DISTINCT join and sort every
     # version with its document and source (0.1 s at a million chunks, once a minute).
     ready = DocumentVersion.objects.filter(status=DocumentVersion.Status.READY).order_by()

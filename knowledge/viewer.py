@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from django.template.defaultfilters import linebreaksbr
 from django.utils.html import escape
 
+from knowledge.ingest.storage import read_blob
 from knowledge.models import Chunk, DocumentVersion
 from knowledge.parsing.base import Block, ParsedDocument
 from portal.markdown import render_markdown
@@ -108,9 +109,7 @@ def _recognised_pages(version: DocumentVersion) -> dict[int, RecognisedPage]:
 def page_image(version: DocumentVersion, number: int, width: int) -> bytes:
     """Page ``number`` of the version's stored file (a PDF or an image) as a PNG ``width``
     pixels wide (at most 4 megapixels). LookupError when the file has no such page."""
-    import pymupdf
-
-    from knowledge.ingest.storage import read_blob
+    import pymupdf  # PyMuPDF, heavy: only the page images load it, not the viewer's pages
 
     with pymupdf.open(stream=read_blob(version.file.name)) as document:
         if not 1 <= number <= document.page_count:

@@ -11,6 +11,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -220,6 +221,4 @@ def reindex(request: HttpRequest, scope: str, pk: int | None = None) -> HttpResp
 
 
 def _documents_url() -> str:
-    from django.urls import reverse
-
     return reverse("documents")

@@ -38,8 +38,6 @@ def command_user(username: str = ""):
     """The user a management command answers as: the one named (LookupError when there is no
     such user), else the command line's service account "cli": a staff view kept apart from
     people's conversations, which cannot sign in."""
-    from django.contrib.auth import get_user_model
-
     users = get_user_model()
     if username:
         try:

@@ -18,9 +18,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 
-from portal import audit
+from portal import audit, signin
 from portal.addresses import client_address
 from portal.models import ApiToken
+from portal.signin import wait_message
 
 TOKEN_PREFIX = "kb_"
 LAST_USED_PRECISION = timedelta(minutes=1)  # at most one write per token and minute
@@ -73,8 +74,6 @@ def authenticate_token(token: str, address: str, request=None) -> tuple[object |
     """(the token's active user or None, seconds to wait): a wrong token counts like a wrong
     password, per (token prefix, address), and a pair cooling off is refused before the lookup
     (``portal.signin``: why a token is looked up before it is counted)."""
-    from portal import signin
-
     account = "API token " + token[:10]
     wait = signin.cooling_off(account, address)
     if wait:
@@ -94,8 +93,6 @@ def throttled(wait: int) -> JsonResponse:
 
 
 def signin_wait_message(wait: int) -> str:
-    from portal.signin import wait_message
-
     return wait_message(wait)
 
 

@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from portal.addresses import client_address, is_address
+from portal.models import AuditEvent
 
 logger = logging.getLogger(__name__)
 
@@ -44,8 +45,6 @@ ACTIONS = {
 
 def record(request, action: str, target: object = "", **detail: object) -> None:
     """Store one event: the request's user and address (None for both outside a request)."""
-    from portal.models import AuditEvent
-
     user = getattr(request, "user", None) if request is not None else None
     known = user if user is not None and user.is_authenticated else None
     name = detail.pop("username", None) or (known.get_username() if known else "")
@@ -89,15 +88,11 @@ def record_access_change(request, user, before: dict[str, object], *, by: str = 
 def sign_in_alerts(start, end, limit: int = 20):
     """The ``sign-in-alert`` events between ``start`` and ``end`` (newest first): accounts that
     many failed sign-ins were aimed at (``portal.signin``)."""
-    from portal.models import AuditEvent
-
     return AuditEvent.objects.filter(action="sign-in-alert", at__gte=start, at__lt=end)[:limit]
 
 
 def purge_old_events() -> int:
     """Remove events older than the retention; returns how many."""
-    from portal.models import AuditEvent
-
     cutoff = timezone.now() - timedelta(days=settings.AUDIT_RETENTION_DAYS)
     deleted, _ = AuditEvent.objects.filter(at__lt=cutoff).delete()
     return deleted

@@ -9,6 +9,7 @@ import sys
 def load_settings_or_exit() -> None:
     """Import the settings now, turning a configuration error into a one-line message."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
+    # The entry points' guard: Django is imported once the settings module is named.
     from django.conf import settings
     from django.core.exceptions import ImproperlyConfigured
 
@@ -30,7 +31,7 @@ def migrate_if_needed(argv: list[str]) -> None:
     """Apply unapplied migrations before a data command (one line on stderr when it does)."""
     if len(argv) < 2 or argv[1] not in DATA_COMMANDS or "--help" in argv or "-h" in argv:
         return
-    import django
+    import django  # the entry points' guard: Django is set up here, then used
 
     django.setup()
     from django.core.management import call_command

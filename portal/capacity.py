@@ -26,7 +26,7 @@ import logging
 import sys
 
 from django.conf import settings
-from django.db import OperationalError
+from django.db import OperationalError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.translation import gettext as _
 from django.views import defaults
@@ -59,8 +59,6 @@ def release_connection() -> None:
     """Give this thread's pooled connection back while it waits on something else (a streamed
     answer between two tokens of the LLM): a conversation of a minute must not hold one of the
     pool's few connections for that minute. Nothing without a pool, or inside a transaction."""
-    from django.db import connection
-
     if getattr(connection, "pool", None) is not None and not connection.in_atomic_block:
         connection.close()
 

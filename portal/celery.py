@@ -5,6 +5,7 @@ from __future__ import annotations
 from celery import Celery, signals
 
 from portal.boot import load_settings_or_exit
+from portal.services_layout import acquire_services
 
 load_settings_or_exit()
 
@@ -17,8 +18,6 @@ app.autodiscover_tasks()
 def _start_embedded_services(**_: object) -> None:
     # The worker talks to the broker before it touches the database, so it takes its lease
     # on the embedded servers here rather than on its first database connection.
-    from portal.services_layout import acquire_services
-
     acquire_services()
 
 
@@ -28,6 +27,8 @@ _heartbeat = None
 @signals.worker_ready.connect
 def _start_heartbeat(sender: object = None, **_: object) -> None:
     global _heartbeat
+    # It stores its beats through portal.models: loaded once Django is set up (the worker
+    # imports this module, the Celery app, before that).
     from portal.worker_heartbeat import HeartbeatThread
 
     _heartbeat = HeartbeatThread(getattr(sender, "hostname", None) or "unknown")

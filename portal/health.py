@@ -16,11 +16,15 @@ import time
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 
+import redis
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
+from django.utils.module_loading import import_string
+
+from portal.models import WorkerHeartbeat
 
 
 @dataclass(frozen=True)
@@ -51,8 +55,6 @@ def _database() -> str:
 
 
 def _redis() -> str:
-    import redis
-
     client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1, socket_connect_timeout=1)
     try:
         client.ping()
@@ -62,8 +64,6 @@ def _redis() -> str:
 
 
 def _workers() -> str:
-    from portal.models import WorkerHeartbeat
-
     fresh = timezone.now() - timedelta(seconds=settings.WORKER_HEARTBEAT_STALE_SECONDS)
     count = WorkerHeartbeat.objects.filter(beat_at__gte=fresh).count()
     if not count:
@@ -80,8 +80,6 @@ def service_states() -> dict[str, ServiceState]:
 
     Callers that may run often (``/healthz``) use ``cached_service_states`` instead.
     """
-    from django.utils.module_loading import import_string
-
     states = {"database": _timed(_database), "redis": _timed(_redis)}
     if states["database"].ok:
         states["workers"] = _timed(_workers)

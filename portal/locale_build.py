@@ -13,6 +13,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import polib
+
 from portal.paths import IS_CHECKOUT, shipped
 
 LOCALE_DIR = shipped("locale")
@@ -30,8 +32,6 @@ def compile_catalogs(locale_dir: Path = LOCALE_DIR, *, force: bool = False) -> l
     ``msgfmt`` does. Each .mo is written to a temporary file and
     renamed into place, so a process starting at the same moment never reads half a catalog.
     """
-    import polib
-
     if not IS_CHECKOUT:
         return []
     written = []

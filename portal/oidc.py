@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
 from django.utils import timezone
@@ -31,8 +32,6 @@ def issuer() -> str:
 
 def free_username(wanted: str) -> str:
     """``wanted`` made a valid user name, with a number added when it is taken."""
-    from django.contrib.auth import get_user_model
-
     users = get_user_model()
     base = _NOT_NAME.sub("", wanted)[:140] or "user"
     name, n = base, 1

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
+from django.db import connections
 from psycopg.conninfo import make_conninfo
 
 # Connection parameters Django hands psycopg that are not libpq's.
@@ -63,8 +64,6 @@ class Target:
 
 def target_from_django(alias: str = "default") -> Target:
     """The database Django uses, started first when it is the embedded one."""
-    from django.db import connections
-
     connection = connections[alias]
     connection.ensure_connection()  # the embedded server starts on the first connection
     params = connection.get_connection_params()

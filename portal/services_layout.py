@@ -6,7 +6,7 @@ from functools import cache
 
 from django.conf import settings
 
-from portal.embedded import EmbeddedLayout
+from portal.embedded import EmbeddedLayout, acquire
 
 
 @cache
@@ -24,6 +24,4 @@ def embedded_layout() -> EmbeddedLayout:
 def acquire_services() -> None:
     """Start (or join) whatever embedded servers the settings call for."""
     if settings.EMBEDDED_POSTGRES or settings.EMBEDDED_REDIS:
-        from portal.embedded import acquire
-
         acquire(embedded_layout())

@@ -38,6 +38,7 @@ import math
 import time
 from dataclasses import dataclass
 
+import redis
 from django import forms
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
@@ -99,8 +100,6 @@ class Attempt:
 def begin(account: str, address: str) -> Attempt:
     """Count an attempt of ``account`` from ``address`` before checking it; ``refused`` when the
     pair is cooling off (then it must not be checked)."""
-    import redis
-
     attempt = Attempt(account, address)
     try:
         allowed, wait, started = _redis().eval(
@@ -123,8 +122,6 @@ def begin(account: str, address: str) -> Attempt:
 
 def cooling_off(account: str, address: str) -> int:
     """Seconds until ``account`` may be tried from ``address`` again (0: now), counting nothing."""
-    import redis
-
     try:
         until = _redis().hget(Attempt(account, address).pair_key, "until")
     except redis.RedisError:
@@ -136,8 +133,6 @@ def cooling_off(account: str, address: str) -> int:
 
 def succeeded(attempt: Attempt) -> None:
     """The credentials were right: the pair starts afresh."""
-    import redis
-
     with contextlib.suppress(redis.RedisError):
         _redis().delete(attempt.pair_key)
 
@@ -145,8 +140,6 @@ def succeeded(attempt: Attempt) -> None:
 def failed(attempt: Attempt, request=None, *, what: str = "") -> None:
     """The credentials were wrong (already counted for the pair by ``begin``): audit a new
     cool-off, and count the failure for the account's alert ceiling."""
-    import redis
-
     if attempt.cooloff_started:
         audit.record(
             request,

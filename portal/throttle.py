@@ -13,7 +13,9 @@ import logging
 import time
 from functools import lru_cache
 
+import redis
 from django.conf import settings
+from django.http import HttpResponse, JsonResponse
 from django.utils.translation import gettext as _
 
 logger = logging.getLogger(__name__)
@@ -21,16 +23,12 @@ logger = logging.getLogger(__name__)
 
 @lru_cache(maxsize=1)
 def _redis():
-    import redis
-
     return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1, socket_connect_timeout=1)
 
 
 def hit(key: str, limit: int, window: int) -> int:
     """Count one event under ``key`` in a fixed window; the seconds to wait when over
     ``limit`` (0: allowed)."""
-    import redis
-
     bucket = f"kb:rate:{key}:{int(time.time() // window)}"
     try:
         pipe = _redis().pipeline()
@@ -49,8 +47,6 @@ LIMITS = {"ask": "RATE_ASK_PER_MINUTE", "search": "RATE_SEARCH_PER_MINUTE"}
 def over_limit(request, kind: str, *, json: bool = False):
     """A 429 response (with ``Retry-After``) when this user is over the limit for ``kind``
     ("ask" or "search"), else None."""
-    from django.http import HttpResponse, JsonResponse
-
     limit = getattr(settings, LIMITS[kind])
     wait = hit(f"{kind}:{request.user.pk}", limit, 60)
     if not wait:

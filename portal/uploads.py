@@ -18,9 +18,13 @@ Three layers, outermost first:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from http.cookies import SimpleCookie
+from importlib import import_module
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.files.uploadhandler import FileUploadHandler, SkipFile
 from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext as _
@@ -61,10 +65,6 @@ def body_limit(path: str, session_key: str | None) -> int:
 
 
 def _staff_session(session_key: str) -> bool:
-    from importlib import import_module
-
-    from django.contrib.auth import get_user_model
-
     engine = import_module(settings.SESSION_ENGINE)
     user_id = engine.SessionStore(session_key).get("_auth_user_id")
     if user_id is None:
@@ -74,8 +74,6 @@ def _staff_session(session_key: str) -> bool:
 
 
 def _session_key(cookie_header: str) -> str | None:
-    from http.cookies import SimpleCookie
-
     cookies = SimpleCookie()
     try:
         cookies.load(cookie_header)
@@ -137,8 +135,6 @@ class RequestSizeLimitASGIMiddleware:
         limit = settings.MAX_BODY_KB * 1024
         declared = _content_length(scope)
         if scope.get("path") in UPLOAD_PATHS and (declared is None or declared > limit):
-            from asgiref.sync import sync_to_async
-
             cookie = _header(scope, b"cookie")
             key = _session_key(cookie) if cookie else None
             limit = await sync_to_async(body_limit)(scope["path"], key) if key else limit

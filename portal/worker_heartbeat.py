@@ -14,13 +14,13 @@ from django.conf import settings
 from django.db import IntegrityError, close_old_connections, connection
 from django.utils import timezone
 
+from portal.models import WorkerHeartbeat
+
 logger = logging.getLogger(__name__)
 
 
 def record_heartbeat(worker: str) -> None:
     """Store that ``worker`` is alive now (keeps the row's token, which tests use)."""
-    from portal.models import WorkerHeartbeat
-
     if WorkerHeartbeat.objects.filter(worker=worker).update(beat_at=timezone.now()):
         return
     try:
@@ -31,8 +31,6 @@ def record_heartbeat(worker: str) -> None:
 
 def forget_worker(worker: str) -> None:
     """A worker shutting down removes its row, so health turns red at once, not after a while."""
-    from portal.models import WorkerHeartbeat
-
     WorkerHeartbeat.objects.filter(worker=worker).delete()
 
 

@@ -16,8 +16,8 @@ from chat.guard import redact
 from chat.llm import LLM, get_llm
 from chat.models import Conversation, Message
 from chat.pipeline.steps import STEPS
-from chat.pipeline.turn import Final, Turn
 from chat.storing import finish
+from chat.turn import Final, Turn
 from knowledge.question import read
 
 __all__ = ["Final", "Turn", "answer_now", "claim", "start_message", "stream_answer"]

@@ -14,9 +14,9 @@ from chat.evidence import mark_unsupported
 from chat.extractive import extractive_answer
 from chat.llm import LlmUnavailable, Usage, temperature_for
 from chat.models import Message
-from chat.pipeline.turn import Final, Turn
 from chat.prompting import build_messages
 from chat.storing import mark_cited
+from chat.turn import Final, Turn
 
 logger = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from chat.evidence import assess as assess_evidence
 from chat.guard import chat_enabled
 from chat.models import Message
 from chat.pipeline.answer import extractive, generate
-from chat.pipeline.turn import Final, Turn
 from chat.prompting import build_sources
 from chat.rewrite import previous_query, standalone_question
+from chat.turn import Final, Turn
 from chat.versions import detect as detect_version_question
 from knowledge.embedding import get_embedder
 from knowledge.question import read

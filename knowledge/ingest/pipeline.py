@@ -23,7 +23,7 @@ from datetime import timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -324,8 +324,6 @@ def give_back(version_id: int, token: str) -> None:
 
 
 def _transient_errors() -> tuple[type[BaseException], ...]:
-    from django.db import InterfaceError, OperationalError
-
     return (OperationalError, InterfaceError, ConnectionError, TimeoutError)
 
 

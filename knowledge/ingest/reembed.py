@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import Q
+from pgvector import SparseVector
 
 from knowledge import vector_index
 from knowledge.embedding import Embedder
@@ -90,8 +91,6 @@ def reembed(
 
 
 def _reembed_rows(embedder: Embedder, rows: list[dict]) -> int:
-    from pgvector import SparseVector
-
     texts = [
         text_to_embed(
             r["document__title"],

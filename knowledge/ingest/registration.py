@@ -6,7 +6,6 @@ DocumentVersion, its file stored once per sha256, and the ingest task enqueued o
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import date
 from pathlib import PurePosixPath
@@ -15,7 +14,9 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from knowledge.ingest.names import label_from_name, safe_path, title_from_path
 from knowledge.ingest.storage import sha256_of, store_blob
+from knowledge.ingest.store import refresh_searchable
 from knowledge.models import Document, DocumentVersion, Source
 from knowledge.queue import INGEST_VERSION, enqueue_on_commit
 
@@ -38,49 +39,12 @@ SUPPORTED_SUFFIXES = {
 # document when they hold no text).
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".tif", ".tiff"}
 
-_DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4})[-_.](\d{2})[-_.](\d{2})(?!\d)")
-_VERSION_IN_NAME = re.compile(
-    r"(?<![A-Za-z0-9])[vV](?:er(?:sion)?)?[ _.-]?(\d+(?:\.\d+){0,3})(?![\d.])"
-)
-
 
 @dataclass(frozen=True)
 class Registration:
     document: Document
     version: DocumentVersion
     created: bool  # False when the bytes were already a version of this document
-
-
-def safe_path(path: str) -> str:
-    """A document path with no way out of its source: no '..', no absolute root, '/' only."""
-    parts = [p for p in re.split(r"[\\/]+", path) if p not in ("", ".", "..")]
-    cleaned = "/".join(re.sub(r"[\x00-\x1f]", "", p).strip() for p in parts)
-    return cleaned[:1000] or "untitled"
-
-
-def label_from_name(filename: str) -> tuple[str, date | None]:
-    """A version label from a file name: a date (2019-05-04) or a version number (v2.3)."""
-    stem = PurePosixPath(filename).stem
-    found = _DATE_IN_NAME.search(stem)
-    if found:
-        try:
-            day = date(int(found[1]), int(found[2]), int(found[3]))
-        except ValueError:
-            day = None
-        if day is not None:
-            # Two versions can share a date: keep a short tag after it ("2019-05-14 3cba122").
-            tail = re.sub(r"^[\s_.-]+", "", stem[found.end() :])
-            tag = tail if 0 < len(tail) <= 12 and re.fullmatch(r"[\w.-]+", tail) else ""
-            return (f"{day.isoformat()} {tag}".strip(), day)
-    found = _VERSION_IN_NAME.search(stem)
-    if found:
-        return f"v{found[1]}", None
-    return "", None
-
-
-def title_from_path(path: str) -> str:
-    stem = PurePosixPath(path).stem
-    return re.sub(r"[_]+", " ", stem).strip() or path
 
 
 def register_file(
@@ -141,8 +105,6 @@ def register_file(
 def remove_document(document: Document) -> None:
     """The document's file is gone from its source: it leaves search at once; its versions are
     kept, and the same file coming back restores it (``_restore``)."""
-    from knowledge.ingest.store import refresh_searchable
-
     with transaction.atomic():
         Document.objects.filter(pk=document.pk).update(removed_at=timezone.now())
         refresh_searchable(document.pk)
@@ -152,8 +114,6 @@ def _restore(document: Document) -> None:
     """A removed document whose file came back is live again, and searchable at once."""
     if document.removed_at is None:
         return
-    from knowledge.ingest.store import refresh_searchable
-
     Document.objects.filter(pk=document.pk).update(removed_at=None)
     document.removed_at = None
     refresh_searchable(document.pk)

@@ -20,12 +20,14 @@ from pathlib import PurePosixPath
 from django.db import connection, transaction
 from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
+from pgvector import SparseVector
 
-from knowledge import documentstats, synonyms, termstats
+from knowledge import documentstats, termstats
 from knowledge.chunking import LABELLED_KINDS, ChunkDraft
 from knowledge.embedding import Embedder
 from knowledge.identifiers import lexical_text
-from knowledge.ingest.registration import title_from_path
+from knowledge.ingest.names import title_from_path
+from knowledge.ingest.synonyms import collect_synonyms
 from knowledge.models import Chunk, Document, DocumentVersion
 from knowledge.parsing.base import ParsedDocument
 from knowledge.roles import read_role
@@ -202,7 +204,7 @@ def store_chunks(
         if live:
             refresh_document_vector(document.pk)
             headings = {" › ".join(d.heading_path) for d in drafts}
-            synonyms.collect(document.pk, [parsed.title, *headings, *(d.text for d in drafts)])
+            collect_synonyms(document.pk, [parsed.title, *headings, *(d.text for d in drafts)])
 
 
 def document_title(parsed_title: str, filename: str, document: Document) -> str:
@@ -216,8 +218,6 @@ def document_title(parsed_title: str, filename: str, document: Document) -> str:
 
 
 def _rows(version, parsed, drafts, vectors, lexical, embedder: Embedder) -> list[Chunk]:
-    from pgvector import SparseVector
-
     dense, sparse, keys = vectors
     document = version.document
     tables = [i for i, d in enumerate(drafts) if d.block_type in LABELLED_KINDS]

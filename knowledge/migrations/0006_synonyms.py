@@ -6,6 +6,7 @@ from django.db import migrations, models
 
 def collect_existing(apps, schema_editor):
     """Synonyms of the documents already searchable (new ingests collect their own)."""
+    # RunPython: the app's code is imported when the migration runs, not when it is loaded.
     from knowledge.synonyms import key, read_pairs
 
     Chunk = apps.get_model("knowledge", "Chunk")

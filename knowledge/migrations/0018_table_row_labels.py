@@ -7,6 +7,7 @@ BATCH = 500
 
 
 def label_tables(apps, schema_editor):
+    # RunPython: the app's code is imported when the migration runs, not when it is loaded.
     from knowledge.chunking import LABELLED_KINDS
     from knowledge.ingest.store import label_lexemes, label_meta
 

@@ -6,6 +6,7 @@ from django.db import migrations
 
 
 def read_again(apps, schema_editor):
+    # RunPython: the app's code is imported when the migration runs, not when it is loaded.
     from knowledge.synonyms import key, read_pairs
 
     document = apps.get_model("knowledge", "Document")

@@ -6,6 +6,7 @@ from django.db import migrations, models
 
 
 def read_roles(apps, schema_editor):
+    # RunPython: the app's code is imported when the migration runs, not when it is loaded.
     from knowledge.roles import read_role
 
     document = apps.get_model("knowledge", "Document")

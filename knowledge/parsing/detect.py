@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from knowledge.parsing.base import ParseError
+from knowledge.parsing.openapi_load import load_spec
 
 FORMATS = ("docx", "pdf", "xlsx", "markdown", "text", "openapi", "image")
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".jpe", ".tif", ".tiff"}
@@ -199,7 +200,6 @@ def looks_like_openapi(data: bytes, suffix: str = "") -> bool:
         found = _YAML_API.search(data) and _YAML_PATHS.search(data)
     if not found or suffix in API_EXTENSIONS:
         return bool(found)
-    from knowledge.parsing.openapi_load import load_spec
 
     try:
         load_spec(data)

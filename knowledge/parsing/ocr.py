@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from lxml import etree
 
 from knowledge.parsing.base import ParseError
@@ -68,8 +69,6 @@ class OcrOptions:
     @classmethod
     def from_settings(cls) -> OcrOptions | None:
         """The configured options, or None when OCR is switched off (``KB_OCR=0``)."""
-        from django.conf import settings
-
         if not settings.OCR_ENABLED:
             return None
         return cls(
@@ -137,7 +136,7 @@ def install_hint(languages: str) -> str:
 def check_engine(options: OcrOptions) -> str:
     """ "Tesseract 5.3.0 (rus+eng)" when the engine and every language are installed; else
     OcrUnavailable saying in plain words what to install."""
-    import pytesseract
+    import pytesseract  # the OCR backend (a second and more to import): only when scans come
 
     bad = [code for code in split_languages(options.languages) if not _LANGUAGE.match(code)]
     if bad or not split_languages(options.languages):
@@ -178,7 +177,7 @@ def engine_detail() -> str:
 def recognise(image_path: str, dpi: float, options: OcrOptions) -> OcrPage:
     """The lines and words Tesseract reads on the image at ``image_path`` (``dpi`` tells it the
     scale). Raises OcrError when Tesseract fails or runs past the page timeout."""
-    import pytesseract
+    import pytesseract  # the OCR backend (a second and more to import): only when scans come
 
     pytesseract.pytesseract.tesseract_cmd = options.command
     # One thread per process: see the module docstring. The environment is read by the child.

@@ -26,7 +26,7 @@ import pymupdf
 from knowledge.parsing.ocr import OcrLine, OcrPage
 from knowledge.parsing.pdf_grid import Grid, clean_grid, is_value
 from knowledge.parsing.pdf_tables import PageTable, Word, header_band, same_row
-from knowledge.parsing.pdf_text import Line
+from knowledge.parsing.pdf_text import Line, body_size
 
 SHORT_PIECE = 3  # words: a piece this short is a table column's, not a column of prose
 CELL_GAP = 1.0  # a gap wider than this many row heights starts a new cell
@@ -113,8 +113,6 @@ def snap_sizes(pages: list[list[Line]]) -> None:
     within 15 % of the recognised pages' body size become the body size, so that only type
     clearly larger is read as larger (and a bold line at body size is a heading, as on a text
     layer)."""
-    from knowledge.parsing.pdf_text import body_size
-
     body = body_size(pages)
     for lines in pages:
         for line in lines:

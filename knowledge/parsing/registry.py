@@ -8,23 +8,25 @@ from __future__ import annotations
 
 from knowledge.parsing.base import ParsedDocument, ParseError, Parser, detect_language
 from knowledge.parsing.detect import detect_format
-from knowledge.parsing.ocr import Progress
+from knowledge.parsing.ocr import OcrOptions, Progress
+from knowledge.parsing.openapi import OpenApiParser
+from knowledge.parsing.text import TextParser
 
 
 def parser_for(fmt: str, progress: Progress | None = None) -> Parser:
-    # Imported lazily: a worker that never sees a PDF never loads PyMuPDF.
+    # Imported lazily, the parsers with a heavy library behind them: a worker that never sees a
+    # PDF never loads PyMuPDF (nor Tesseract's wrapper), nor openpyxl, python-docx or the HTML
+    # readers without a spreadsheet, a DOCX or a Markdown page.
     if fmt == "docx":
         from knowledge.parsing.docx import DocxParser
 
         return DocxParser()
     if fmt == "pdf":
-        from knowledge.parsing.ocr import OcrOptions
         from knowledge.parsing.pdf import PdfParser
 
         return PdfParser(ocr=OcrOptions.from_settings(), progress=progress)
     if fmt == "image":
         from knowledge.parsing.image import ImageParser
-        from knowledge.parsing.ocr import OcrOptions
 
         return ImageParser(ocr=OcrOptions.from_settings(), progress=progress)
     if fmt == "xlsx":
@@ -36,12 +38,8 @@ def parser_for(fmt: str, progress: Progress | None = None) -> Parser:
 
         return MarkdownParser()
     if fmt == "openapi":
-        from knowledge.parsing.openapi import OpenApiParser
-
         return OpenApiParser()
     if fmt == "text":
-        from knowledge.parsing.text import TextParser
-
         return TextParser()
     raise ParseError(f"No parser for the format {fmt!r}")
 

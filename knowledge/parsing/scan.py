@@ -22,6 +22,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
+import numpy
 import pymupdf
 
 from knowledge.parsing.base import ParseError
@@ -216,8 +217,6 @@ def measure_strokes(path: str, page: OcrPage) -> None:
     """Set each line's mean stroke width (pixels of ink per run of ink along a pixel row):
     bold type is about one and a half times as thick as regular type of its size, which is how
     ``ocr_layout`` tells a heading set bold at body size (Tesseract does not say)."""
-    import numpy
-
     image = pymupdf.Pixmap(path)
     if image.n != 1:
         image = pymupdf.Pixmap(pymupdf.csGRAY, image)

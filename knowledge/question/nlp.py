@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 
 import numpy as np
+from razdel import sentenize
+from razdel import tokenize as razdel_tokenize
 from threadpoolctl import threadpool_limits
 
 _lock = threading.Lock()
@@ -49,6 +51,8 @@ class Tools:
     """natasha's pipeline with one shared vocabulary, and pymorphy3."""
 
     def __init__(self) -> None:
+        # The reading's heavy backend: natasha's models and pymorphy3's dictionary, loaded once,
+        # on the first question read, not by every process that imports the reading.
         import pymorphy3
         from natasha import (
             NewsEmbedding,
@@ -142,7 +146,7 @@ def grammemes(word: str) -> frozenset[str]:
 
 def parse(text: str) -> tuple[list[Parsed], list[Span]]:
     """Tokens with lemma, part of speech, features and dependency head; named entities."""
-    from natasha import Doc
+    from natasha import Doc  # the heavy backend (see Tools)
 
     kit = tools()
     doc = Doc(text)
@@ -190,15 +194,11 @@ def parse(text: str) -> tuple[list[Parsed], list[Span]]:
 
 def tokenize(text: str) -> list[tuple[int, int, str]]:
     """razdel's tokens (start, stop, text), for texts read without the models (English)."""
-    from razdel import tokenize as razdel_tokenize
-
     return [(t.start, t.stop, t.text) for t in razdel_tokenize(text)]
 
 
 def sentences(text: str) -> list[tuple[int, int, str]]:
     """razdel's sentences (start, stop, text) of a passage."""
-    from razdel import sentenize
-
     return [(s.start, s.stop, s.text) for s in sentenize(text)]
 
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 import re
 from functools import cache
 
+import gender_guesser.detector as gender
+
 _PAIR = re.compile(r"\b([A-Z][a-z]+)\s+((?:[A-Z]\.\s*)?[A-Z][a-z]+(?:-[A-Z][a-z]+)?)\b")
 _NAMES = ("male", "female", "mostly_male", "mostly_female", "andy")
 
 
 @cache
 def _detector():
-    import gender_guesser.detector as gender
-
     return gender.Detector(case_sensitive=True)
 
 

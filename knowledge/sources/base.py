@@ -12,10 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING, Protocol
-
-if TYPE_CHECKING:
-    from knowledge.models import Source
+from typing import Protocol
 
 
 class SyncError(Exception):
@@ -78,28 +75,3 @@ class Connector(Protocol):
     def changes(self, cursor: str) -> Changes: ...
 
     def close(self) -> None: ...
-
-
-def sync_settings_problems(source: Source) -> dict[str, str]:
-    """Field -> what is wrong, for a source that syncs itself (the admin and the command)."""
-    problems: dict[str, str] = {}
-    connector = source.connector
-    if not connector:
-        return problems
-    url = source.sync_url.strip()
-    if not url:
-        problems["sync_url"] = "A source that syncs needs the URL or path it syncs from."
-    elif url.startswith("-"):
-        problems["sync_url"] = "A URL or path cannot start with '-'."
-    if connector == "folder" and url and not url.startswith("/"):
-        problems["sync_url"] = "A folder is given by its absolute path on the server."
-    if connector == "tracker" and url:
-        from knowledge.sources.tracker import settings_problem
-
-        if problem := settings_problem(url):
-            problems["sync_url"] = problem
-    if source.branch.startswith("-") or ".." in source.branch or " " in source.branch:
-        problems["branch"] = "Not a branch name."
-    if ".." in PurePosixPath(source.subpath).parts:
-        problems["subpath"] = "The folder must be inside the repository."
-    return problems

@@ -24,9 +24,14 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from knowledge.ingest.registration import register_file, remove_document, safe_path
+from knowledge.ingest.names import safe_path
+from knowledge.ingest.registration import register_file, remove_document
 from knowledge.models import Document, DocumentVersion, Source
 from knowledge.sources.base import ChangedItem, Changes, Connector, SyncError
+from knowledge.sources.folder import FolderConnector
+from knowledge.sources.git import GitConnector
+from knowledge.sources.tracker import TrackerConnector
+from knowledge.versions.actions import move_version
 
 logger = logging.getLogger(__name__)
 Status = Source.SyncStatus
@@ -84,16 +89,10 @@ class SyncOutcome:
 def connector_for(source: Source) -> Connector:
     """The connector of the source's kind of sync."""
     if source.connector == Source.Connector.GIT:
-        from knowledge.sources.git import GitConnector
-
         return GitConnector(source)
     if source.connector == Source.Connector.FOLDER:
-        from knowledge.sources.folder import FolderConnector
-
         return FolderConnector(source)
     if source.connector == Source.Connector.TRACKER:
-        from knowledge.sources.tracker import TrackerConnector
-
         return TrackerConnector(source)
     raise SyncError(
         f"{source.name} does not sync itself: it has no connector (git, folder, tracker)."
@@ -244,8 +243,6 @@ def _date(version_id: int, when) -> None:
 def _make_current(registration) -> bool:
     """The current text is the bytes of an older version (a page reverted): that version
     becomes the newest again, so search reads what the source says now. True if it moved."""
-    from knowledge.versions.actions import move_version
-
     versions = registration.document.versions
     if versions.order_by("-number").values_list("pk", flat=True).first() == registration.version.pk:
         return False

@@ -22,6 +22,7 @@ database: ``KB_TRACKER_TOKEN_<SOURCE>`` or ``KB_TRACKER_TOKEN`` in the workers' 
 
 from __future__ import annotations
 
+import base64
 import re
 from dataclasses import dataclass
 from datetime import timedelta
@@ -218,8 +219,6 @@ class TrackerConnector:
         elif found.flavour == "yandex":
             headers["Authorization"] = f"OAuth {token}"
         elif ":" in token:  # Jira Cloud: e-mail:API token
-            import base64
-
             headers["Authorization"] = "Basic " + base64.b64encode(token.encode()).decode()
         else:  # Jira Server / Data Center: a personal access token
             headers["Authorization"] = f"Bearer {token}"

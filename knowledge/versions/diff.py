@@ -22,7 +22,7 @@ from knowledge.versions.sections import (
     content_bag,
     split_sections,
 )
-from knowledge.versions.summary import ChangeSummary
+from knowledge.versions.summary import MAX_LISTED, ChangeSummary
 from knowledge.versions.tables import TableDiff, diff_tables
 from knowledge.versions.words import WordDiff, count_words, diff_words, normalise_text
 
@@ -134,11 +134,36 @@ class DocumentDiff:
 
     @cached_property
     def summary(self) -> ChangeSummary:
-        return ChangeSummary.of(self)
+        return summarise(self)
 
     @property
     def changed_sections(self) -> list[SectionDiff]:
         return [s for s in self.sections if s.status != "same" or s.moved]
+
+
+def summarise(diff: DocumentDiff) -> ChangeSummary:
+    """The diff's counts and the first changed sections' labels, as stored and shown."""
+    summary = ChangeSummary()
+    for section in diff.sections:
+        status = section.status
+        if status == "added":
+            summary.sections_added += 1
+        elif status == "removed":
+            summary.sections_removed += 1
+        elif status == "changed":
+            summary.sections_changed += 1
+        summary.sections_moved += section.moved
+        summary.sections_renamed += section.renamed
+        summary.words_added += section.words_added
+        summary.words_removed += section.words_removed
+        for block in section.blocks:
+            if block.table is not None:
+                summary.rows_added += block.table.count("added")
+                summary.rows_removed += block.table.count("removed")
+                summary.rows_changed += block.table.count("changed")
+        if (status != "same" or section.moved) and len(summary.changed) < MAX_LISTED:
+            summary.changed.append(section.label)
+    return summary
 
 
 def compare_documents(old: ParsedDocument, new: ParsedDocument) -> DocumentDiff:

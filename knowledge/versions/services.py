@@ -17,6 +17,7 @@ from functools import cached_property
 from threading import Lock
 from urllib.parse import urlencode
 
+from django.db import connection
 from django.db.models import CharField, Func, Q, QuerySet, Value
 from django.db.models.functions import Concat, Lower
 from django.urls import reverse
@@ -373,8 +374,6 @@ def _aliased(question: str, rows: list[dict]) -> int | None:
 def _openings(version_ids: list[int]) -> dict[int, str]:
     """The text of the first blocks of each version, read inside PostgreSQL (not whole
     documents)."""
-    from django.db import connection
-
     if not version_ids:
         return {}
     with connection.cursor() as cursor:

@@ -4,10 +4,9 @@ rows. Plain data, stored as JSON next to the versions it describes."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from knowledge.versions.diff import DocumentDiff
+from django.utils.translation import get_language, gettext
 
 NO_TEXT_CHANGES = "No text changes"
 MAX_LISTED = 12
@@ -28,30 +27,6 @@ class ChangeSummary:
     # The first changed sections' labels ("2.1 Scope"), for a history line.
     changed: list[str] = field(default_factory=list)
 
-    @classmethod
-    def of(cls, diff: DocumentDiff) -> ChangeSummary:
-        summary = cls()
-        for section in diff.sections:
-            status = section.status
-            if status == "added":
-                summary.sections_added += 1
-            elif status == "removed":
-                summary.sections_removed += 1
-            elif status == "changed":
-                summary.sections_changed += 1
-            summary.sections_moved += section.moved
-            summary.sections_renamed += section.renamed
-            summary.words_added += section.words_added
-            summary.words_removed += section.words_removed
-            for block in section.blocks:
-                if block.table is not None:
-                    summary.rows_added += block.table.count("added")
-                    summary.rows_removed += block.table.count("removed")
-                    summary.rows_changed += block.table.count("changed")
-            if (status != "same" or section.moved) and len(summary.changed) < MAX_LISTED:
-                summary.changed.append(section.label)
-        return summary
-
     @property
     def text_changed(self) -> bool:
         counts = (
@@ -68,15 +43,11 @@ class ChangeSummary:
     def display_text(self) -> str:
         """:meth:`as_text` in the interface's active language, for the pages (the answering
         pipeline passes the question's language itself)."""
-        from django.utils.translation import get_language
-
         return self.as_text("ru" if (get_language() or "").startswith("ru") else "en")
 
     @property
     def display_changed(self) -> list[str]:
         """The changed sections' labels for the pages ("Preamble" in the interface's language)."""
-        from django.utils.translation import gettext
-
         return [gettext("Preamble") if label == "Preamble" else label for label in self.changed]
 
     def as_text(self, language: str = "en") -> str:

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db.backends.postgresql import base as postgresql
 from django.db.utils import OperationalError
 
+from portal.embedded import acquire, ensure_database
 from portal.services_layout import embedded_layout
 
 
@@ -25,8 +26,6 @@ class DatabaseWrapper(postgresql.DatabaseWrapper):
 
     def get_new_connection(self, conn_params: dict):
         if settings.EMBEDDED_POSTGRES or settings.EMBEDDED_REDIS:
-            from portal.embedded import acquire, ensure_database
-
             layout = embedded_layout()
             acquire(layout)
             if settings.EMBEDDED_POSTGRES:

@@ -46,6 +46,7 @@ compile_catalogs()
 
 
 def pytest_unconfigure(config) -> None:  # noqa: ANN001 - pytest hook signature
+    # A pytest plugin is loaded before Django is configured: Django's parts are imported here.
     from django.conf import settings
 
     if not settings.configured:

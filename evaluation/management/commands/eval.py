@@ -19,6 +19,7 @@ from evaluation.cases import CaseError, read_files, regression_cases
 from evaluation.judge import get_judge
 from evaluation.models import EvalRun
 from evaluation.runner import RunInterrupted, run_cases
+from knowledge.demo import ingest_demo_now
 from portal.accounts import command_user
 
 GROUP_ORDER = ("answerable", "trick", "out_of_domain", "version", "refusal", "clarification")
@@ -135,8 +136,6 @@ class Command(BaseCommand):
     # ------------------------------------------------------------------------------------------
 
     def _demo(self) -> None:
-        from knowledge.demo import ingest_demo_now
-
         bar = tqdm(unit="file", file=self.stderr._out, dynamic_ncols=True, desc="demo documents")
 
         def step(name: str, done: int, total: int) -> None:

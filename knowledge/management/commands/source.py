@@ -18,7 +18,7 @@ from tqdm import tqdm
 
 from knowledge.ingest.many import ingest_versions
 from knowledge.models import DocumentVersion, Source, redact_url
-from knowledge.sources.base import sync_settings_problems
+from knowledge.sources.problems import sync_settings_problems
 from knowledge.sources.sync import sync_source
 from knowledge.sources.tracker import FLAVOURS, token_variables, tracker_url
 

@@ -20,10 +20,12 @@ from typing import Any
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connections
 
 from portal import paths
 from portal.accounts import ensure_first_admin
-from portal.services_layout import acquire_services
+from portal.embedded import release
+from portal.services_layout import acquire_services, embedded_layout
 
 _PR_SET_PDEATHSIG = 1
 CELERY_ROOT_WARNING = "You're running the worker with superuser privileges"
@@ -216,11 +218,6 @@ class Command(BaseCommand):
                 process.kill()
                 process.wait()
         # Releasing the lease stops Redis and PostgreSQL if nobody else uses them.
-        from django.db import connections
-
-        from portal.embedded import release
-        from portal.services_layout import embedded_layout
-
         connections.close_all()
         if settings.EMBEDDED_POSTGRES or settings.EMBEDDED_REDIS:
             release(embedded_layout())
