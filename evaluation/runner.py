@@ -20,22 +20,25 @@ from evaluation import judge as judging
 from evaluation import metrics
 from evaluation.cases import Case
 from evaluation.models import EvalResult, EvalRun
+from knowledge.retrieval.weights import weights
 
+# The ranking's weights a run records (``knowledge.retrieval.weights``), by their variables'
+# names without "KB_" ("search_min_score"), as runs have always been compared.
 SEARCH_SETTINGS = (
-    "SEARCH_RESULTS",
-    "SEARCH_CANDIDATES",
-    "SEARCH_PER_DOCUMENT",
-    "SEARCH_SPREAD",
-    "SEARCH_FUSION",
-    "SEARCH_DENSE_WEIGHT",
-    "SEARCH_DOCUMENT_WEIGHT",
-    "SEARCH_SYNONYM_WEIGHT",
-    "SEARCH_MIN_SCORE",
-    "SEARCH_MIN_SCORE_KNOWN",
-    "SEARCH_KNOWN_SHARE",
-    "SEARCH_CASCADE",
-    "RERANK_CANDIDATES",
-    "RERANK_MIN_SCORE",
+    "KB_SEARCH_RESULTS",
+    "KB_SEARCH_CANDIDATES",
+    "KB_SEARCH_PER_DOCUMENT",
+    "KB_SEARCH_SPREAD",
+    "KB_SEARCH_FUSION",
+    "KB_SEARCH_DENSE_WEIGHT",
+    "KB_SEARCH_DOCUMENT_WEIGHT",
+    "KB_SEARCH_SYNONYM_WEIGHT",
+    "KB_SEARCH_MIN_SCORE",
+    "KB_SEARCH_MIN_SCORE_KNOWN",
+    "KB_SEARCH_KNOWN_SHARE",
+    "KB_SEARCH_CASCADE",
+    "KB_RERANK_CANDIDATES",
+    "KB_RERANK_MIN_SCORE",
 )
 
 
@@ -74,13 +77,14 @@ def run_config(*, profile, llm, judge) -> dict:
     from knowledge.retrieval.rerank import get_reranker
 
     reranker = get_reranker()
+    ranking = weights().by_variable()
     return {
         "embedder": get_embedder().model_id,
         "reranker": reranker.model_id if reranker is not None else None,
         "llm": llm.model_id if llm is not None else None,
         "judge": judge.model_id if judge is not None else None,
         "profile": profile.name if profile is not None else None,
-        "search": {name.lower(): getattr(settings, name) for name in SEARCH_SETTINGS},
+        "search": {name.removeprefix("KB_").lower(): ranking[name] for name in SEARCH_SETTINGS},
         "prompts": {
             "answer": prompt_version(),
             "judge": judging.PROMPT_VERSION if judge is not None else None,

@@ -12,8 +12,12 @@ class KnowledgeConfig(AppConfig):
         from django.db.models.signals import pre_delete
 
         from knowledge.models import Document
+        from knowledge.retrieval.weights import weights
 
         pre_delete.connect(_document_deleted, sender=Document, dispatch_uid="documentstats")
+        # The ranking's weights are read from the environment now, so that a bad value stops
+        # the process at start with one line, as a bad setting does.
+        weights()
 
 
 def _document_deleted(sender, instance, **kwargs) -> None:

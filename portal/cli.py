@@ -8,11 +8,12 @@ import sys
 def main() -> None:
     """Run one management command with the portal's guards: a configuration error or an
     unreachable service is one readable line, and data commands migrate a fresh database."""
-    from portal.boot import load_settings_or_exit, migrate_if_needed
+    from portal.boot import load_settings_or_exit, migrate_if_needed, setup_or_exit
     from portal.locale_build import compile_catalogs
 
     load_settings_or_exit()
     compile_catalogs()  # a checkout's translations: .po under version control, .mo built here
+    setup_or_exit()
     from django.core.management import execute_from_command_line
     from django.db.utils import OperationalError
 

@@ -25,6 +25,7 @@ from knowledge.models import Chunk, Document, Source
 from knowledge.retrieval.hits import chunk_url
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
+from knowledge.retrieval.weights import Hits
 from scenarios import numbering, units
 from scenarios.coverage import Cover, match_statements, reasons_text
 from scenarios.documents import readable_documents
@@ -90,7 +91,9 @@ def touched_sections(
     wiki (never a test unit, never a ticket), then the best section of each other specification
     of the same sources (a project's ТЗ, explanatory note...), however weak, marked by its score."""
     tracker = set(Source.objects.filter(kind=Source.Kind.TRACKER).values_list("pk", flat=True))
-    result = search(query, user=user, options=SearchOptions(k=12, per_document=2, cascade=False))
+    result = search(
+        query, user=user, options=SearchOptions(hits=Hits(k=12, per_document=2, cascade=False))
+    )
     found: dict[tuple[int, int], Touched] = {}
     _collect(result.hits, cache, test_units, tracker, found)
     sources = {t.loaded.document.source_id for t in found.values()}
@@ -106,7 +109,9 @@ def touched_sections(
             query,
             user=user,
             filters=Filters(document_ids=[document.pk]),
-            options=SearchOptions(k=5, per_document=5, min_score=0.0, cascade=False, route=False),
+            options=SearchOptions(
+                hits=Hits(k=5, per_document=5, cascade=False), min_score=0.0, route=False
+            ),
         )
         _collect(
             _requirements_first(weak.hits, cache, document)[:2], cache, test_units, tracker, found
@@ -160,7 +165,7 @@ def statements_of(section: Section, query: str, language: str = "russian") -> li
 
 def component_titles(description: str, user) -> list[str]:
     """Tiles for the component question: the titles of the sections the search finds first."""
-    result = search(description, user=user, options=SearchOptions(k=10, per_document=3))
+    result = search(description, user=user, options=SearchOptions(hits=Hits(k=10, per_document=3)))
     cache = _Cache()
     titles = []
     documents = Document.objects.in_bulk([h.document_id for h in result.hits])
@@ -255,7 +260,7 @@ def _tickets(query: str, user) -> Node:
         query,
         user=user,
         filters=Filters(source_ids=trackers),
-        options=SearchOptions(k=5, per_document=1, cascade=False),
+        options=SearchOptions(hits=Hits(k=5, per_document=1, cascade=False)),
     )
     documents = Document.objects.in_bulk([h.document_id for h in result.hits])
     for hit in result.hits:
