@@ -15,7 +15,7 @@ from setuptools import find_namespace_packages, setup
 from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
-APPS = ["portal", "knowledge", "chat", "feedback", "evaluation", "scenarios"]
+APPS = ["portal", "knowledge", "chat", "feedback", "evaluation", "scenarios", "operations"]
 SHIPPED_FOLDERS = ["templates", "static", "locale"]
 
 

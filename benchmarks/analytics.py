@@ -238,7 +238,7 @@ def main() -> None:
     try:
         from django.test import Client
 
-        from chat.topics import tag_untagged
+        from feedback.tagging import tag_untagged
         from knowledge.embedding import get_embedder
 
         get_embedder().embed_query("прогрев")  # load the model outside the measurements

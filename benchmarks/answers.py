@@ -3,7 +3,7 @@
 The knowledge base is the demo one (``knowledge.demo``: the QA Bible wiki, the HSE app
 specifications with their ПМИ/ТЗ history, the GitHub Terms of Service history), ingested
 in-process. Every question of ``../shared/eval/kb_dev_ru/questions.jsonl`` (or the files given)
-goes through ``chat.answering.answer_now``, the service behind ``manage.py ask --json``,
+goes through ``chat.pipeline.answer_now``, the service behind ``manage.py ask --json``,
 without an LLM, as the command line's staff user.
 
 Printed per group: answered / partial / refused / clarified, and what counts as right: an
@@ -62,8 +62,8 @@ def gold_keys() -> tuple[dict[int, str], dict[int, str]]:
 
 
 def ask(question: str, user) -> dict:
-    from chat.answering import answer_now
     from chat.models import Conversation
+    from chat.pipeline import answer_now
     from chat.serialize import message_json
 
     conversation = Conversation.objects.create(user=user, title=question[:120])
@@ -95,6 +95,7 @@ def evaluate(items: list[dict], show: bool) -> dict:
         cited_docs = [documents.get(s["document_id"], "") for s in payload["sources"]]
         gold = set(item.get("gold_docs") or [])
         row = {"id": item.get("id", ""), "group": group, "outcome": outcome, "ok": True}
+        row["answerability"] = payload.get("answerability") or {}
         if group == "answerable":
             hit = bool(gold & set(cited_docs))
             gold_any[hit] += 1

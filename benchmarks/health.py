@@ -1,22 +1,34 @@
-"""``/healthz`` under a flood: 200 concurrent anonymous calls against the real server.
+"""The web server under floods: PostgreSQL connections and answers, against the real server.
 
-Starts the embedded PostgreSQL and Redis (``var/bench-health``), a Celery worker and uvicorn on
-loopback, then sends N concurrent ``GET /healthz`` (default 200, 100 client threads) while one
-user signs in. Prints the latency of every call (p50, p95, max), the statuses, the number of
-PostgreSQL connections before and after, and whether the sign-in worked.
+Starts the embedded PostgreSQL and Redis (``var/bench-health``), a Celery worker and the web
+server with the run command's own command line (``portal.management.commands.run``), ingests
+the HSE app specifications, then sends, one flood after the other:
 
-Run: ``.venv/bin/python benchmarks/health.py [N]``.
+1. N concurrent anonymous ``GET /healthz`` (default 200, 100 client threads) while one user
+   signs in;
+2. N concurrent ``GET /healthz`` with a random ``sessionid`` cookie each;
+3. N concurrent ``GET /login/`` with a random ``sessionid`` cookie each;
+4. 150 concurrent ``GET /api/v1/search`` with an API token (150 client threads).
+
+For each: the statuses, the latency (p50, p95, max), whether every 503 carried
+``Retry-After``, and the PostgreSQL connections of the portal's database before, at the peak
+(sampled every 50 ms during the flood), right after, and again after ``--idle`` seconds
+(default 75: what a flood leaves behind).
+
+Run: ``.venv/bin/python benchmarks/health.py [N] [--idle SECONDS]``.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
-import sys
+import secrets
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from _setup import _free_port, percentile, setup, spawn, teardown, wait_http
+from _setup import CORPUS, _free_port, percentile, setup, spawn, teardown, wait_http
 
 PASSWORD = "benchmark-password-9f3k"
 
@@ -39,50 +51,164 @@ def _login(base: str) -> int:
         return client.post("/login/", data=data).status_code
 
 
+def _web_command(port: int) -> list[str]:
+    """The web server exactly as ``./kb run`` starts it (its flags are what is measured)."""
+    from portal.management.commands import run
+
+    if hasattr(run, "web_command"):
+        return run.web_command("127.0.0.1", port)
+    return run.Command()._web_command("127.0.0.1", port)  # before the bounded server
+
+
+class Sampler:
+    """The highest connection count seen while a flood runs (a query every 50 ms)."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self.refused = 0  # samples PostgreSQL refused: "too many clients"
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        from django.db import OperationalError, connection
+
+        while not self._stop.is_set():
+            try:
+                self.peak = max(self.peak, _connections())
+            except OperationalError:  # the server itself is out of connections
+                self.refused += 1
+                connection.close()
+            time.sleep(0.05)
+        connection.close()
+
+    def __enter__(self) -> Sampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def flood(base: str, name: str, calls: int, threads: int, request, *, during=None) -> dict:
+    """``calls`` concurrent calls of ``request(client) -> response``; prints one block."""
+    import httpx2
+
+    before = _connections()
+    limits = httpx2.Limits(max_connections=threads, max_keepalive_connections=0)
+    client = httpx2.Client(base_url=base, timeout=60, limits=limits)
+
+    def call(_: int) -> tuple[int, float, bool]:
+        started = time.perf_counter()
+        try:
+            response = request(client)
+            status, retry = response.status_code, "retry-after" in response.headers
+        except httpx2.HTTPError:
+            status, retry = 0, False  # a transport error: no answer at all
+        return status, (time.perf_counter() - started) * 1000, retry
+
+    started = time.perf_counter()
+    with client, Sampler() as sampler, ThreadPoolExecutor(max_workers=threads) as pool:
+        results_iter = pool.map(call, range(calls))
+        extra = during() if during else None
+        results = list(results_iter)
+    wall = time.perf_counter() - started
+    after = _connections()
+    latencies = [ms for _, ms, _ in results]
+    statuses = {
+        s: sum(1 for x, _, _ in results if x == s) for s in sorted({x for x, _, _ in results})
+    }
+    unavailable = [r for r in results if r[0] == 503]
+    print(f"\n{name}: {calls} concurrent calls in {wall:.2f} s; statuses {statuses}")
+    print(
+        f"  latency p50 {percentile(latencies, 50):.0f} ms, p95 {percentile(latencies, 95):.0f} ms,"
+        f" max {max(latencies):.0f} ms"
+    )
+    if unavailable:
+        with_retry = sum(1 for r in unavailable if r[2])
+        print(f"  503 with Retry-After: {with_retry}/{len(unavailable)}")
+    full = (
+        f" (PostgreSQL refused {sampler.refused} samples: too many clients)"
+        if sampler.refused
+        else ""
+    )
+    print(
+        f"  PostgreSQL connections: {before} before, peak {sampler.peak}{full}, {after} right after"
+    )
+    return {"statuses": statuses, "extra": extra}
+
+
 def main() -> None:
     import httpx2
 
-    calls = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    parser = argparse.ArgumentParser()
+    parser.add_argument("calls", nargs="?", type=int, default=200)
+    parser.add_argument("--idle", type=float, default=75.0)
+    options = parser.parse_args()
+    calls = options.calls
+
     setup("health")
     from django.contrib.auth import get_user_model
+    from django.core.management import call_command
 
-    get_user_model().objects.create_user("bench", password=PASSWORD)
+    from portal.api_auth import create_token
+
+    user = get_user_model().objects.create_user("bench", password=PASSWORD)
+    _, token = create_token(user, "bench")
+    call_command("ingest", str(CORPUS / "specs_hse_app_ru"), source="HSE", verbosity=0)
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     worker = spawn(["celery", "-A", "portal.celery", "worker", "--concurrency", "1"])
-    web = spawn(["uvicorn", "portal.asgi:application", "--port", str(port), "--no-access-log"])
+    command = _web_command(port)
+    print("web server:", " ".join(command[1:]))
+    assert command[1] == "-m", command
+    web = spawn(command[2:])  # spawn() runs "python -m ..."
     try:
         wait_http(base + "/healthz")  # up, and a worker has sent its heartbeat
-        before = _connections()
+        idle = _connections()
+        print(f"PostgreSQL connections with the portal idle: {idle}")
 
-        # One client for all threads: a client per call spends its time building TLS contexts.
-        limits = httpx2.Limits(max_connections=100, max_keepalive_connections=0)
-        client = httpx2.Client(base_url=base, timeout=60, limits=limits)
+        def session_cookie() -> dict[str, str]:
+            return {"Cookie": f"sessionid={secrets.token_hex(16)}"}
 
-        def call(_: int) -> tuple[int, float]:
-            started = time.perf_counter()
-            status = client.get("/healthz").status_code
-            return status, (time.perf_counter() - started) * 1000
-
-        started = time.perf_counter()
-        with client, ThreadPoolExecutor(max_workers=100) as pool:
-            flood = pool.map(call, range(calls))
-            login_status = _login(base)
-            results = list(flood)
-        wall = time.perf_counter() - started
-        after = _connections()
-        latencies = [ms for _, ms in results]
-        statuses = {s: sum(1 for x, _ in results if x == s) for s in {x for x, _ in results}}
-        print(f"{calls} concurrent GET /healthz in {wall:.2f} s; statuses {statuses}")
-        print(
-            f"latency p50 {percentile(latencies, 50):.0f} ms, p95 {percentile(latencies, 95):.0f}"
-            f" ms, max {max(latencies):.0f} ms; answered within 1 s: "
-            f"{sum(1 for ms in latencies if ms <= 1000)}/{calls}"
+        result = flood(
+            base,
+            "anonymous GET /healthz",
+            calls,
+            100,
+            lambda c: c.get("/healthz"),
+            during=lambda: _login(base),
         )
-        print(f"PostgreSQL connections: {before} before, {after} after")
-        print(
-            f"sign-in during the flood: HTTP {login_status} ({'ok' if login_status == 302 else 'FAILED'})"
+        login = result["extra"]
+        print(f"  sign-in during the flood: HTTP {login} ({'ok' if login == 302 else 'FAILED'})")
+        flood(
+            base,
+            "GET /healthz with a random session cookie",
+            calls,
+            calls,
+            lambda c: c.get("/healthz", headers=session_cookie()),
         )
+        flood(
+            base,
+            "GET /login/ with a random session cookie",
+            calls,
+            calls,
+            lambda c: c.get("/login/", headers=session_cookie()),
+        )
+        auth = {"Authorization": f"Bearer {token}"}
+        flood(
+            base,
+            "API searches",
+            150,
+            150,
+            lambda c: c.get(
+                "/api/v1/search", params={"q": "требования к приложению"}, headers=auth
+            ),
+        )
+        time.sleep(options.idle)
+        print(f"\nPostgreSQL connections {options.idle:.0f} s after the floods: {_connections()}")
+        after = httpx2.get(base + "/healthz", timeout=30).status_code
+        print(f"GET /healthz after the floods: HTTP {after}")
     finally:
         for process in (web, worker):
             os.killpg(process.pid, 15)

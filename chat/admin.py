@@ -10,17 +10,18 @@ from chat.models import (
     MessageSource,
     ModerationRule,
 )
+from portal.admin_audit import AuditedModelAdmin
 
 
 @admin.register(AssistantProfile)
-class AssistantProfileAdmin(admin.ModelAdmin):
+class AssistantProfileAdmin(AuditedModelAdmin):
     list_display = ["name", "kind", "temperature", "is_default", "position"]
     list_editable = ["position", "is_default"]
     filter_horizontal = ["allowed_sources"]
 
 
 @admin.register(ChatSettings)
-class ChatSettingsAdmin(admin.ModelAdmin):
+class ChatSettingsAdmin(AuditedModelAdmin):
     list_display = ["__str__", "chat_enabled", "refusal_text", "updated_by", "updated_at"]
     readonly_fields = ["updated_by", "updated_at"]
 
@@ -41,7 +42,7 @@ class MessageSourceInline(admin.TabularInline):
 
 
 @admin.register(Message)
-class MessageAdmin(admin.ModelAdmin):
+class MessageAdmin(AuditedModelAdmin):
     list_display = ["created_at", "question", "outcome", "mode"]
     list_filter = ["outcome", "mode", "created_at"]
     search_fields = ["question", "answer"]
@@ -50,14 +51,14 @@ class MessageAdmin(admin.ModelAdmin):
 
 
 @admin.register(Conversation)
-class ConversationAdmin(admin.ModelAdmin):
+class ConversationAdmin(AuditedModelAdmin):
     list_display = ["title", "user", "profile", "updated_at"]
     list_filter = ["profile"]
     search_fields = ["title", "user__username"]
 
 
 @admin.register(ModerationRule)
-class ModerationRuleAdmin(admin.ModelAdmin):
+class ModerationRuleAdmin(AuditedModelAdmin):
     """Staff edit what is refused before any search: patterns and term lists per kind."""
 
     list_display = ["name", "kind", "enabled", "position", "updated_at"]

@@ -13,13 +13,13 @@ from django.http import HttpRequest, JsonResponse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from chat.answering import answer_now
 from chat.guard import chat_enabled
 from chat.models import AssistantProfile, Conversation
+from chat.pipeline import answer_now
 from chat.serialize import message_json
 from knowledge.embedding import EmbeddingModelMismatch
 from portal.api_auth import api_token_required
-from portal.params import id_param
+from portal.params import id_param, unstorable
 from portal.throttle import over_limit
 
 MAX_QUESTION_CHARS = 4000
@@ -40,6 +40,8 @@ def ask_api(request: HttpRequest) -> JsonResponse:
     except (ValueError, RecursionError):
         return _error(_('The body must be JSON: {"question": "..."}'))
     question = str(body.get("question") or "").strip() if isinstance(body, dict) else ""
+    if reason := unstorable(body):  # the request guard refuses it first; never stored anyway
+        return _error(_("The body holds text that cannot be stored: %(what)s.") % {"what": reason})
     if not question:
         return _error(_("question is required."))
     if len(question) > MAX_QUESTION_CHARS:
@@ -74,5 +76,5 @@ def _conversation(request: HttpRequest, body: dict) -> Conversation | JsonRespon
         profile = AssistantProfile.objects.filter(name__iexact=str(body["profile"])).first()
         if profile is None:
             return _error(_("No profile %(name)r.") % {"name": body["profile"]}, status=404)
-    # Untitled: the first question's redacted text becomes the title (chat.answering).
+    # Untitled: the first question's redacted text becomes the title (chat.pipeline).
     return Conversation.objects.create(user=request.user, profile=profile)

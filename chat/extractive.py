@@ -6,19 +6,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from chat import wording
 from knowledge.question.named import named_words
 from knowledge.question.nlp import lemma
 from knowledge.tables import markdown_cells
 
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
-
-EXTRACTIVE_LABEL_RU = (
-    "Ответ составлен из цитат документов (без языковой модели): самые подходящие фрагменты."
-)
-EXTRACTIVE_LABEL_EN = (
-    "Extractive answer (no language model): the passages that best match the question."
-)
 
 
 @dataclass
@@ -136,10 +130,11 @@ def section_within(title: str, heading: str) -> str:
 
 
 def extractive_answer(
-    question: str, passages: list[Passage], *, russian: bool, notice: str = ""
+    question: str, passages: list[Passage], *, language: str, notice: str = ""
 ) -> str:
-    """Markdown: a label, then up to three quotes each with its citation."""
-    label = EXTRACTIVE_LABEL_RU if russian else EXTRACTIVE_LABEL_EN
+    """Markdown: a label in the question's language, then up to three quotes each with its
+    citation."""
+    label = wording.say("extractive", language)
     parts = [f"*{label}*"]
     if notice:
         parts.insert(0, f"**{notice}**")

@@ -9,6 +9,8 @@ from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from chat.querysets import MessageQuerySet
+
 DEFAULT_REFUSAL = "В документах базы знаний нет ответа на этот вопрос."
 
 
@@ -218,13 +220,15 @@ class Message(models.Model):
         models.CharField(max_length=200),
         default=list,
         blank=True,
-        help_text=_("The topics of the documents that answered (chat.topics)."),
+        help_text=_("The topics of the documents that answered (feedback.tagging)."),
     )
     topic_kind = models.CharField(
         max_length=20, choices=TopicKind.choices, blank=True, default=TopicKind.NONE
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = MessageQuerySet.as_manager()
 
     class Meta:
         verbose_name = _("message")

@@ -7,7 +7,9 @@ fixed polite sentence in the question's language (``chat.wording``), never searc
 to an LLM, and journaled with the rule and the words that matched (``Message.moderation``).
 
 Matching reads the question as stored (personal data already redacted), with runs of blanks
-made one space and ё read as е. Patterns are searched case-insensitively; ``(?-i:...)`` turns
+made one space and ё read as е; then once more with its disguises taken off (``chat.folding``:
+zero-width characters, look-alike letters of the other alphabet, fullwidth forms, digits for
+letters, letters spelled apart), so ``pаsswоrd`` with Cyrillic letters is read as ``password``. Patterns are searched case-insensitively; ``(?-i:...)`` turns
 case back on for a part, so ``(?-i:[А-ЯЁ][а-яё]+)`` matches a capitalised word such as a
 surname. Terms match whole words only: "пароль" in a term list would not match "парольная",
 and a ``*`` at the end of a word matches any ending. A pattern that does not compile is skipped
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from chat import wording
+from chat.folding import fold
 from knowledge.question.language import has_cyrillic
 
 logger = logging.getLogger(__name__)
@@ -134,10 +137,15 @@ def check(question: str) -> Verdict | None:
     text = normalise(question)
     if not text:
         return None
+    # The question as typed, then with its disguises taken off (chat.folding): zero-width
+    # characters, look-alike letters, fullwidth forms, leetspeak, letters spelled apart.
+    folded = normalise(fold(question))
+    readings = [text] if folded == text else [text, folded]
     for rule in ModerationRule.objects.filter(enabled=True):
-        verdict = match_rule(rule, text)
-        if verdict is not None:
-            return verdict
+        for reading in readings:
+            verdict = match_rule(rule, reading)
+            if verdict is not None:
+                return verdict
     return None
 
 

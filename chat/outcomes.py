@@ -3,18 +3,18 @@ partial notice, and "no such version" with the versions that exist as tiles."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from chat import policy, wording
 from chat.answerability import Answerability
-from chat.events import Event
 from chat.evidence import words_in_no_document
 from chat.guard import refusal_text
 from chat.models import Message
-from chat.storing import finish
+from chat.pipeline.turn import Final
+from chat.storing import store_sources
+
+__all__ = ["no_such_version", "partial_notice", "refusal", "refusal_check", "store_sources"]
 
 
-def refusal_check(result, reading=None) -> dict:
+def refusal_check(result, reading=None) -> Answerability:
     """The answerability record of a refusal decided by the minimum score; with the question's
     reading, also the words of it no document uses (what the journal shows as the why)."""
     best = result.near_misses[0].score if result.near_misses else None
@@ -26,7 +26,7 @@ def refusal_check(result, reading=None) -> dict:
         check.unknown, check.reading = unknown, reading.as_dict()
         if focus:
             check.reason += f"; the focus «{focus}» is in no document"
-    return check.as_dict()
+    return check
 
 
 def partial_notice(question: str, sources, check: Answerability) -> str:
@@ -39,9 +39,9 @@ def partial_notice(question: str, sources, check: Answerability) -> str:
     )
 
 
-def no_such_version(message: Message, intent, timings, started) -> Iterator[Event]:
+def no_such_version(question: str, intent) -> Final:
     """A reference that names no version: say so, with the versions that exist as tiles."""
-    language = wording.language_of(message.question)
+    language = wording.language_of(question)
     document = intent.document
     latest = intent.available[-8:][::-1]
     labels = ", ".join(v.display_label for v in latest) + (
@@ -54,7 +54,7 @@ def no_such_version(message: Message, intent, timings, started) -> Iterator[Even
         missing=", ".join(f"«{m}»" for m in intent.missing),
         available=labels or "—",
     )
-    tiles = [
+    tiles = tuple(
         policy.Tile(
             label=v.display_label,
             kind="ask",
@@ -63,20 +63,8 @@ def no_such_version(message: Message, intent, timings, started) -> Iterator[Even
             ),
         ).as_dict()
         for v in latest[:5]
-    ]
-    message.answerability = Answerability(
-        decision="refusal", reason="the question names a version the document does not have"
-    ).as_dict()
-    finish(
-        message,
-        answer=text,
-        outcome=Message.Outcome.CLARIFICATION,
-        mode=Message.Mode.NONE,
-        tiles=tiles,
-        timings=timings,
-        started=started,
     )
-    yield Event("done")
+    return Final(text, Message.Outcome.CLARIFICATION, tiles=tiles)
 
 
 def refusal(question: str) -> str:

@@ -202,7 +202,7 @@ def reformulation_tiles(question: str, result: SearchResult, llm: LLM | None) ->
             ]
         except LlmUnavailable:
             suggestions = []
-    if not suggestions:
+    if not suggestions and result is not None:
         suggestions = _near_miss_headings(result)
     seen: set[str] = {question.strip().lower()}
     tiles = []

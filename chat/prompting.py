@@ -8,7 +8,7 @@ from django.db.models import Q
 from django.urls import reverse
 
 from chat.extractive import Passage, best_quote
-from chat.prompts import PROFILE_BLOCK, SOURCE_ENTRY, SOURCES_BLOCK, SYSTEM_RULES
+from chat.prompts import PROFILE_BLOCK, SOURCE_ENTRY, SOURCES_BLOCK, SYSTEM_RULES, fence
 from chat.wording import language_of
 from knowledge.models import Chunk
 from knowledge.question.documents import stems
@@ -164,11 +164,6 @@ def _expanded_texts(result: SearchResult) -> dict[int, str]:
     return texts
 
 
-def _fence(text: str) -> str:
-    # A document cannot close the fence early and smuggle text out of the data block.
-    return text.replace(">>>", "> > >").replace("<<<", "< < <").replace("</sources>", "</ sources>")
-
-
 def build_messages(
     question: str,
     sources: list[PromptSource],
@@ -197,10 +192,10 @@ def build_messages(
             SOURCE_ENTRY.format(
                 number=source.number,
                 # Titles and headings come from documents too: neutralised like their text.
-                title=_fence(" ".join(source.title.split())),
-                heading=_fence(" ".join((source.heading or "—").split())),
+                title=fence(" ".join(source.title.split())),
+                heading=fence(" ".join((source.heading or "—").split())),
                 version=version,
-                text=_fence(text),
+                text=fence(text),
             )
         )
     messages.append(

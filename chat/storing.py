@@ -1,4 +1,4 @@
-"""Storing what an answer was built from: its sources, outcome, models, timings and topics."""
+"""Storing what an answer was built from: its sources, outcome, models, checks and timings."""
 
 from __future__ import annotations
 
@@ -7,9 +7,13 @@ import time
 from django.db import transaction
 from django.utils import timezone
 
-from chat import topics
 from chat.citations import cited_numbers
 from chat.models import Message, MessageSource
+from chat.pipeline.turn import Final, Turn
+from knowledge.queue import enqueue_on_commit
+
+# Named, not imported: the feedback app (a layer above chat) owns the topics of a turn.
+TOPICS_TASK = "feedback.assign_topics"
 
 
 def store_sources(message: Message, sources) -> None:
@@ -37,37 +41,34 @@ def store_sources(message: Message, sources) -> None:
     )
 
 
-def finish(
-    message: Message,
-    *,
-    answer: str,
-    outcome: str,
-    mode: str,
-    timings: dict,
-    started: float,
-    tiles: list | None = None,
-    notice: str = "",
-    llm_model: str = "",
-    removed_citations=None,
-    prompt_tokens: int = 0,
-    completion_tokens: int = 0,
-) -> None:
-    timings["total_ms"] = round((time.perf_counter() - started) * 1000, 1)
-    message.answer = answer
-    message.outcome = outcome
-    message.mode = mode
-    message.tiles = tiles or []
+def finish(turn: Turn, final: Final) -> None:
+    """Store how the turn ended: the answer, its outcome and mode, the tiles, the check, the
+    models and timings. The one place a turn is stored; the topics are named after the commit
+    by the feedback app's task (``feedback.assign_topics``), outside the answer's time."""
+    message = turn.message
+    turn.timings["total_ms"] = round((time.perf_counter() - turn.started) * 1000, 1)
+    message.answer = final.answer
+    message.outcome = final.outcome
+    message.mode = final.mode
+    message.tiles = list(final.tiles)
     # A degraded search (the embeddings server down) is said above whatever the answer is.
-    message.notice = "\n".join(x for x in (timings.get("search_notice", ""), notice) if x)
-    message.llm_model = llm_model
-    message.removed_citations = removed_citations or []
-    message.prompt_tokens = prompt_tokens
-    message.completion_tokens = completion_tokens
-    message.timings = timings
+    message.notice = "\n".join(
+        x for x in (turn.timings.get("search_notice", ""), final.notice) if x
+    )
+    message.llm_model = final.llm_model
+    message.removed_citations = list(final.removed_citations)
+    message.prompt_tokens = final.prompt_tokens
+    message.completion_tokens = final.completion_tokens
+    if turn.check is not None:
+        message.answerability = turn.check.as_dict()
+        if turn.unsupported is not None:
+            message.answerability["unsupported_sentences"] = turn.unsupported
+    message.timings = turn.timings
     message.status = Message.Status.DONE
     message.finished_at = timezone.now()
-    topics.assign(message)  # after the sources are stored and cited: they name the topics
     message.save()
+    if not message.moderation:
+        enqueue_on_commit(TOPICS_TASK, message.pk)
 
 
 def mark_cited(message: Message, answer: str) -> None:

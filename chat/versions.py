@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from chat import wording
 from knowledge.models import Document, DocumentVersion
 from knowledge.question import Question, mentions, read, refs
 from knowledge.versions.services import (
@@ -168,7 +169,7 @@ def diff_sources(comparison: Comparison, language: str = "en") -> list:
             section="",
             url=f"{viewer}?version={version.pk}",
             text="",
-            quote=("Версия " if language == "ru" else "Version ") + version.display_label,
+            quote=wording.say("version", language, label=version.display_label),
             score=1.0,
         )
 
@@ -181,7 +182,7 @@ def diff_sources(comparison: Comparison, language: str = "en") -> list:
             version_id=new.pk,
             title=document.title,
             version_label=f"{old.display_label} → {new.display_label}",
-            heading="Сравнение версий" if language == "ru" else "Comparison of versions",
+            heading=wording.say("comparison", language),
             section="",
             url=comparison.url,
             text=text,

@@ -15,11 +15,12 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from chat.answering import claim, start_message, stream_answer
 from chat.guard import chat_enabled
 from chat.models import AssistantProfile, ChatSettings, Conversation, Message
+from chat.pipeline import claim, start_message, stream_answer
 from chat.presenting import turn_context
 from portal import audit
+from portal.capacity import release_connection
 from portal.params import id_param
 from portal.throttle import over_limit
 
@@ -158,6 +159,7 @@ def _events(message: Message, user, language: str) -> Iterator[bytes]:
     yield b": stream open\n\n"
     if claim(message):
         for event in stream_answer(message, user=user):
+            release_connection()  # the next event may be an LLM's token, seconds away
             if event.kind == "token":
                 yield _sse("token", escape(event.text).replace("\n", "<br>"))
             elif event.kind == "status":

@@ -1,69 +1,90 @@
 """The fixed texts of answers, in the question's language (Russian or English).
 
 Everything the pipeline says in its own words (refusal, partial notice, clarification,
-extractive label, "no such version") follows the language of the question, not of the page.
+extractive label, "no such version", its status lines) follows the language of the question, not
+of the page. The texts go through gettext like the rest of the interface: English here, Russian in
+``locale/ru/LC_MESSAGES/django.po``.
 """
 
 from __future__ import annotations
+
+from django.utils import translation
+from django.utils.translation import gettext, gettext_noop
 
 from knowledge.question.language import detect
 
 REFUSAL_EN = "The documents of the knowledge base do not answer this question."
 
+# The kinds of fact a partial answer names as missing.
 _FACT_NAMES = {
-    "ru": {
-        "price": "стоимость",
-        "percent": "процент",
-        "duration": "срок или длительность",
-        "size": "размер",
-        "date": "дата",
-        "year": "год",
-        "version": "номер версии",
-        "person": "имя",
-        "number": "число",
-    },
-    "en": {
-        "price": "the price",
-        "percent": "the percentage",
-        "duration": "the duration",
-        "size": "the size",
-        "date": "the date",
-        "year": "the year",
-        "version": "the version number",
-        "person": "the name",
-        "number": "the number",
-    },
+    "price": gettext_noop("the price"),
+    "percent": gettext_noop("the percentage"),
+    "duration": gettext_noop("the duration"),
+    "size": gettext_noop("the size"),
+    "date": gettext_noop("the date"),
+    "year": gettext_noop("the year"),
+    "version": gettext_noop("the version number"),
+    "person": gettext_noop("the name"),
+    "organisation": gettext_noop("the organisation"),
+    "place": gettext_noop("the place"),
+    "number": gettext_noop("the number"),
 }
 
+# The pipeline's own sentences, English as written here; the catalogs (locale/) translate them.
 _TEXTS = {
-    "ru": {
-        "partial": "В документах описано: {topic}, но не указано {missing}. Ниже — ближайшие фрагменты.",
-        "clarify": "Вопрос можно понять по-разному: в документах это встречается в разных значениях. Уточните, что вы имеете в виду:",
-        "no_version": "У документа «{document}» нет версии {missing}. Есть версии: {available}. Выберите нужную:",
-        "ask_version": "Что изменилось в «{document}» в версии {label}?",
-        "extractive": "Ответ составлен из цитат документов (без языковой модели): самые подходящие фрагменты.",
-        "diff_label": "Ответ составлен по сравнению версий документа (без языковой модели).",
-        "diff_footer": "Версии: {old} [2] → {new} [3]; полное сравнение [1].",
-        "words_only": "Поиск шёл только по словам: сервер эмбеддингов недоступен, поиск по смыслу не работает.",
-        "moderation_credentials": "С этим я не помогу: пароли, токены, ключи и другие секреты через базу знаний не выдаются. Доступ оформляется у владельца системы по принятому порядку.",
-        "moderation_personal_data": "С этим я не помогу: личные данные коллег (адреса, телефоны, зарплаты, паспортные данные) через базу знаний не выдаются.",
-        "moderation_abuse": "Давайте общаться уважительно. С вопросом о документах, процессах и тестировании я с радостью помогу.",
-        "moderation_other": "С этим запросом я не помогу: такие запросы в портале не обрабатываются. Задайте, пожалуйста, вопрос о документах.",
-    },
-    "en": {
-        "partial": "The documents describe {topic}, but do not state {missing}. The nearest passages are below.",
-        "clarify": "The question can be read in several ways: the documents use these words for different things. Which one do you mean?",
-        "no_version": "«{document}» has no version {missing}. Its versions: {available}. Choose one:",
-        "ask_version": "What changed in «{document}» in version {label}?",
-        "extractive": "Extractive answer (no language model): the passages that best match the question.",
-        "diff_label": "Answered from the comparison of the document's versions (no language model).",
-        "diff_footer": "Versions: {old} [2] → {new} [3]; the whole comparison [1].",
-        "words_only": "Searched by words only: the embeddings server is unavailable, so search by meaning is off.",
-        "moderation_credentials": "I can't help with that: passwords, tokens, keys and other secrets are not given out through the knowledge base. Access is granted by the system's owner through the usual procedure.",
-        "moderation_personal_data": "I can't help with that: colleagues' personal data (addresses, phone numbers, salaries, passport details) is not given out through the knowledge base.",
-        "moderation_abuse": "Let's keep it respectful. I'm glad to help with a question about the documents, processes and testing.",
-        "moderation_other": "I can't help with that request: requests of this kind are not handled by the portal. Please ask about the documents.",
-    },
+    "partial": gettext_noop(
+        "The documents describe {topic}, but do not state {missing}. The nearest passages are below."
+    ),
+    "anything_about": gettext_noop("anything about {names}"),
+    "clarify": gettext_noop(
+        "The question can be read in several ways: the documents use these words for different "
+        "things. Which one do you mean?"
+    ),
+    "no_version": gettext_noop(
+        "«{document}» has no version {missing}. Its versions: {available}. Choose one:"
+    ),
+    "ask_version": gettext_noop("What changed in «{document}» in version {label}?"),
+    "extractive": gettext_noop(
+        "Extractive answer (no language model): the passages that best match the question."
+    ),
+    "diff_label": gettext_noop(
+        "Answered from the comparison of the document's versions (no language model)."
+    ),
+    "diff_footer": gettext_noop("Versions: {old} [2] → {new} [3]; the whole comparison [1]."),
+    "words_only": gettext_noop(
+        "Searched by words only: the embeddings server is unavailable, so search by meaning is off."
+    ),
+    "searching": gettext_noop("Searching the documents…"),
+    "comparing": gettext_noop("Comparing the versions…"),
+    "chat_off": gettext_noop(
+        "The chat is switched off by an administrator for now. Documents, versions and search work."
+    ),
+    "llm_down": gettext_noop(
+        "The language model is unavailable ({error}); the passages from the documents are below."
+    ),
+    "llm_down_diff": gettext_noop(
+        "The language model is unavailable ({error}); the changes from the comparison of the "
+        "versions are below."
+    ),
+    "version": gettext_noop("Version {label}"),
+    "comparison": gettext_noop("Comparison of versions"),
+    "moderation_credentials": gettext_noop(
+        "I can't help with that: passwords, tokens, keys and other secrets are not given out "
+        "through the knowledge base. Access is granted by the system's owner through the usual "
+        "procedure."
+    ),
+    "moderation_personal_data": gettext_noop(
+        "I can't help with that: colleagues' personal data (addresses, phone numbers, salaries, "
+        "passport details) is not given out through the knowledge base."
+    ),
+    "moderation_abuse": gettext_noop(
+        "Let's keep it respectful. I'm glad to help with a question about the documents, "
+        "processes and testing."
+    ),
+    "moderation_other": gettext_noop(
+        "I can't help with that request: requests of this kind are not handled by the portal. "
+        "Please ask about the documents."
+    ),
 }
 
 
@@ -73,19 +94,23 @@ def language_of(text: str) -> str:
 
 
 def say(key: str, language: str, **values: object) -> str:
-    return _TEXTS[language if language in _TEXTS else "en"][key].format(**values)
+    """One of the pipeline's sentences in ``language`` (the question's), from the catalogs."""
+    with translation.override(language if language in ("ru", "en") else "en"):
+        return gettext(_TEXTS[key]).format(**values)
 
 
 def fact_name(kind: str, language: str) -> str:
-    return _FACT_NAMES.get(language, _FACT_NAMES["en"]).get(kind, kind)
+    if kind not in _FACT_NAMES:
+        return kind
+    with translation.override(language if language in ("ru", "en") else "en"):
+        return gettext(_FACT_NAMES[kind])
 
 
 def partial_notice(language: str, topic: str, named_missing: list[str], asked: str) -> str:
     """ "В документах описано X, но не указано Y": Y is the named things they lack, or the
     kind of fact asked."""
     if named_missing:
-        names = ", ".join(f"«{n}»" for n in named_missing)
-        missing = ("ничего о " if language == "ru" else "anything about ") + names
+        missing = say("anything_about", language, names=", ".join(f"«{n}»" for n in named_missing))
     else:
         missing = fact_name(asked, language)
     return say("partial", language, topic=topic, missing=missing)

@@ -3,10 +3,11 @@ from __future__ import annotations
 from django.contrib import admin
 
 from evaluation.models import EvalRun, RegressionCase
+from portal.admin_audit import AuditedModelAdmin
 
 
 @admin.register(RegressionCase)
-class RegressionCaseAdmin(admin.ModelAdmin):
+class RegressionCaseAdmin(AuditedModelAdmin):
     list_display = ("pk", "question", "group", "origin", "active", "created_at")
     list_filter = ("group", "origin", "active")
     search_fields = ("question", "expected_answer")
@@ -14,7 +15,7 @@ class RegressionCaseAdmin(admin.ModelAdmin):
 
 
 @admin.register(EvalRun)
-class EvalRunAdmin(admin.ModelAdmin):
+class EvalRunAdmin(AuditedModelAdmin):
     list_display = ("pk", "label", "status", "question_set", "started_at", "git_commit")
     list_filter = ("status",)
     readonly_fields = ("config", "metrics")

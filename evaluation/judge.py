@@ -14,8 +14,9 @@ from dataclasses import asdict, dataclass
 from django.conf import settings
 
 from chat.llm import LLM, LlmUnavailable, build_llm
+from chat.prompts import fence
 
-PROMPT_VERSION = "judge-2026-11-1"
+PROMPT_VERSION = "judge-2026-12-1"  # the texts are fenced (chat.prompts.fence)
 
 PROMPT = """You are a strict grader of answers given by a company's document assistant.
 You get a QUESTION, the REFERENCE answer written by a person, the ANSWER to grade, and the
@@ -69,10 +70,16 @@ def get_judge() -> LLM | None:
 def judge_messages(question: str, reference: str, answer: str, sources: list[dict]) -> list:
     """The judge's two messages; the cited sources' quotes fenced as data."""
     listed = "\n".join(
-        f"[{s.get('number')}] {s.get('document', '')}\n<<<{s.get('quote', '')}>>>" for s in sources
+        f"[{s.get('number')}] {fence(str(s.get('document', '')))}\n"
+        f"<<<{fence(str(s.get('quote', '')))}>>>"
+        for s in sources
     )
+    # Every text between <<< and >>> is data: none of it can close its fence (chat.prompts).
     user = USER.format(
-        question=question, reference=reference, answer=answer, sources=listed or "(none)"
+        question=fence(question),
+        reference=fence(reference),
+        answer=fence(answer),
+        sources=listed or "(none)",
     )
     return [{"role": "system", "content": PROMPT}, {"role": "user", "content": user}]
 

@@ -11,6 +11,8 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from evaluation.querysets import RegressionCaseQuerySet
+
 
 class RegressionCase(models.Model):
     """One question the portal must keep answering right (``manage.py eval --set regression``)."""
@@ -47,6 +49,8 @@ class RegressionCase(models.Model):
     active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = RegressionCaseQuerySet.as_manager()
 
     class Meta:
         verbose_name = _("regression case")

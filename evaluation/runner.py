@@ -1,7 +1,7 @@
 """Run a question set through the chat's answering service and store the run.
 
 Each question is asked in a conversation of its own as ``manage.py ask`` asks it
-(``chat.answering.answer_now``), so a run measures exactly what people get. Results are stored
+(``chat.pipeline.answer_now``), so a run measures exactly what people get. Results are stored
 as they finish: an interrupted run (Ctrl-C) keeps its finished questions and their figures.
 """
 
@@ -213,9 +213,9 @@ def run_cases(
     with a reference answer, or None. A KeyboardInterrupt marks the run interrupted, stores the
     figures of what finished and propagates as RunInterrupted, which carries the run.
     """
-    from chat.answering import answer_now
     from chat.llm import get_llm
     from chat.models import Conversation
+    from chat.pipeline import answer_now
     from chat.serialize import message_json
 
     answering_llm = get_llm() if llm is True else (llm or None)

@@ -160,7 +160,9 @@ def compare_page(request: HttpRequest) -> HttpResponse:
 def cases_page(request: HttpRequest) -> HttpResponse:
     """The stored regression set: where each case came from, and whether it is run."""
     _staff_only(request)
-    cases = RegressionCase.objects.select_related("created_by", "rating", "message")
+    cases = RegressionCase.objects.with_access(request.user).select_related(
+        "created_by", "rating", "message"
+    )
     return render(
         request,
         "evaluation/cases.html",

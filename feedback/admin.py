@@ -4,10 +4,11 @@ from django.contrib import admin
 from django.utils.translation import gettext_lazy as _
 
 from feedback.models import Rating
+from portal.admin_audit import AuditedModelAdmin
 
 
 @admin.register(Rating)
-class RatingAdmin(admin.ModelAdmin):
+class RatingAdmin(AuditedModelAdmin):
     """Staff read the rating as given and write what the assistant should have done."""
 
     list_display = ["message", "value", "reasons", "user", "updated_at", "has_expected_answer"]

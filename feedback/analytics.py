@@ -157,8 +157,9 @@ def _sources_prefetch() -> Prefetch:
     return Prefetch("sources", queryset=MessageSource.objects.order_by("number"))
 
 
-def worst_rated(rows: QuerySet[Rating], limit: int = 20) -> list[Message]:
-    """Answers with a thumbs down, most thumbs down first, with their sources and ratings."""
+def worst_rated(rows: QuerySet[Rating], viewer, limit: int = 20) -> list[Message]:
+    """Answers with a thumbs down, most thumbs down first, with their sources and ratings;
+    ``hidden`` when ``viewer`` may not read a source of theirs."""
     ranked = list(
         rows.values("message")
         .annotate(
@@ -170,8 +171,10 @@ def worst_rated(rows: QuerySet[Rating], limit: int = 20) -> list[Message]:
         .order_by("-down", "up", "-last", "-message")[:limit]
         .values_list("message", flat=True)
     )
-    messages = Message.objects.filter(pk__in=ranked).select_related(
-        "conversation__profile", "conversation__user"
+    messages = (
+        Message.objects.with_access(viewer)
+        .filter(pk__in=ranked)
+        .select_related("conversation__profile", "conversation__user")
     )
     messages = messages.prefetch_related(
         _sources_prefetch(),
@@ -181,20 +184,26 @@ def worst_rated(rows: QuerySet[Rating], limit: int = 20) -> list[Message]:
     return [by_pk[pk] for pk in ranked if pk in by_pk]
 
 
-def recent_helpful(rows: QuerySet[Rating], limit: int = 10) -> list[Rating]:
-    """The latest thumbs up: answers worth keeping as regression cases too."""
+def recent_helpful(rows: QuerySet[Rating], viewer, limit: int = 10) -> list[Rating]:
+    """The latest thumbs up: answers worth keeping as regression cases too (``hidden`` when
+    ``viewer`` may not read a source of theirs)."""
     return list(
-        rows.filter(value="up").select_related("message").order_by("-updated_at", "-pk")[:limit]
+        rows.with_access(viewer)
+        .filter(value="up")
+        .select_related("message")
+        .order_by("-updated_at", "-pk")[:limit]
     )
 
 
-def document_use(messages: QuerySet[Message], source_id: int | None, limit: int = 10):
-    """(most used, least used) documents among the sources of the answers.
+def document_use(messages: QuerySet[Message], source_id: int | None, viewer, limit: int = 10):
+    """(most used, least used) documents ``viewer`` may read among the sources of the answers.
 
     Grouped by document id alone (no joins while counting), every used document in one row;
     then the titles of the few shown, in a second query.
     """
-    used = MessageSource.objects.filter(message__in=messages, document__isnull=False)
+    used = MessageSource.objects.filter(
+        message__in=messages, document__in=Document.objects.visible_to(viewer).values("pk")
+    )
     if source_id:
         used = used.filter(document__source_id=source_id)
     counts = list(
@@ -214,9 +223,10 @@ def document_use(messages: QuerySet[Message], source_id: int | None, limit: int 
     return most, least
 
 
-def never_used(messages: QuerySet[Message], source_id: int | None, limit: int = 30):
-    """Indexed documents no answer in the range used, and how many there are in all."""
-    documents = Document.objects.live().filter(current_version__isnull=False)
+def never_used(messages: QuerySet[Message], source_id: int | None, viewer, limit: int = 30):
+    """Indexed documents ``viewer`` may read that no answer in the range used, and how many
+    there are in all."""
+    documents = Document.objects.visible_to(viewer).live().filter(current_version__isnull=False)
     if source_id:
         documents = documents.filter(source_id=source_id)
     rows = list(

@@ -117,11 +117,15 @@ def ratings_for_export(
     since: date | None = None,
     value: str = "all",
     ids: Iterable[int] | None = None,
+    viewer=None,
 ) -> QuerySet[Rating]:
-    """Ratings to export, oldest first, with everything a line needs in a fixed few queries."""
+    """Ratings to export, oldest first, with everything a line needs in a fixed few queries;
+    with ``viewer``, only the answers they may read whole (the command line exports all)."""
     from chat.models import MessageSource
 
     rows = Rating.objects.with_value(value)
+    if viewer is not None:
+        rows = rows.readable_by(viewer)
     if since is not None:
         start = timezone.make_aware(datetime.combine(since, time.min))
         rows = rows.filter(updated_at__gte=start)

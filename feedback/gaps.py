@@ -1,5 +1,5 @@
 """Content gaps: the refused questions of a period grouped into topics (empty or nonsense
-questions and prohibited requests are counted apart, see ``chat.topics``).
+questions and prohibited requests are counted apart, see ``feedback.tagging``).
 
 The distinct refused questions (case and surrounding blanks ignored), most asked first, are
 embedded with the portal's own embedder (``knowledge.embedding.get_embedder``: offline, the
@@ -21,7 +21,7 @@ from feedback.models import QuestionVector
 
 MAX_QUESTIONS = 200  # the most asked distinct refused questions that are clustered
 # Refusals that are not content gaps: empty or nonsense questions, and prohibited requests
-# refused before any search (chat.topics, chat.moderation).
+# refused before any search (feedback.tagging, chat.moderation).
 NOT_GAPS = ("noise", "moderated")
 
 

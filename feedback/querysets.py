@@ -35,3 +35,18 @@ class RatingQuerySet(models.QuerySet):
     def with_value(self, value: str) -> RatingQuerySet:
         """``up``, ``down`` or ``all``."""
         return self if value in ("", "all") else self.filter(value=value)
+
+    def with_access(self, user) -> RatingQuerySet:
+        """Annotated with ``hidden``: the rated answer is about a source ``user`` may not read
+        (the rule is ``chat.querysets``')."""
+        from django.db.models import Value
+
+        from chat.querysets import sees_every_message, unreadable_sources_of
+
+        if sees_every_message(user):
+            return self.annotate(hidden=Value(False))
+        return self.annotate(hidden=unreadable_sources_of(user, "message_id"))
+
+    def readable_by(self, user) -> RatingQuerySet:
+        """Ratings of answers ``user`` may read whole."""
+        return self.with_access(user).filter(hidden=False)

@@ -19,16 +19,18 @@ OUTCOME_SERIES = [
 ]
 
 
-def analytics_report(filters: analytics.ReportFilters, *, embedder=None) -> dict:
-    """Everything the analytics page shows for ``filters``, in a fixed number of queries."""
+def analytics_report(filters: analytics.ReportFilters, *, viewer, embedder=None) -> dict:
+    """Everything the analytics page shows ``viewer`` for ``filters``, in a fixed number of
+    queries. Counts take every question; what shows text (answers, documents, topics) takes
+    what ``viewer`` may read, and an answer about another source says so without its text."""
     questions = analytics.questions(filters)
     ratings = analytics.ratings(filters)
     days = filters.days
     per_day = analytics.daily_outcomes(questions, days)
     rating_days = analytics.daily_ratings(ratings, days)
     totals = analytics.totals(per_day, rating_days)
-    most_used, least_used = analytics.document_use(questions, filters.source_id)
-    never, never_total = analytics.never_used(questions, filters.source_id)
+    most_used, least_used = analytics.document_use(questions, filters.source_id, viewer)
+    never, never_total = analytics.never_used(questions, filters.source_id, viewer)
     stages = analytics.latency(questions)
     return {
         "totals": totals,
@@ -60,14 +62,14 @@ def analytics_report(filters: analytics.ReportFilters, *, embedder=None) -> dict
                 _("Ratings per day: helpful above the line, not helpful below"),
             )
         ),
-        "worst": analytics.worst_rated(ratings),
-        "helpful": analytics.recent_helpful(ratings),
+        "worst": analytics.worst_rated(ratings, viewer),
+        "helpful": analytics.recent_helpful(ratings, viewer),
         "most_used": most_used,
         "least_used": least_used,
         "never_used": never,
         "never_used_total": never_total,
         "gaps": content_gaps(questions, embedder),
-        **topics_report(questions, days),
+        **topics_report(questions.readable_by(viewer), days),
         "stages": stages,
         "latency_chart": mark_safe(
             charts.latency_bars(

@@ -1,4 +1,4 @@
-"""Topics over time on the feedback page: the questions of each day by topic (``chat.topics``).
+"""Topics over time on the feedback page: the questions of each day by topic (``feedback.tagging``).
 
 Each question is counted once, under its first topic (the topic of the document it cites
 first). The most asked topics of the period get a bar colour each; the rest are "other

@@ -80,11 +80,15 @@ def analytics_page(request: HtmxHttpRequest) -> HttpResponse:
     """Questions, outcomes, ratings, citations, content gaps and latency for a period."""
     _staff_only(request)
     filters = ReportFilters.from_query(request.GET)
+    sources = Source.objects.visible_to(request.user)
+    if filters.source_id and not sources.filter(pk=filters.source_id).exists():
+        filters.source_id = None  # a source this staff member may not read: no figures of it
     context = {
         "filters": filters,
-        "sources": Source.objects.all(),
+        "sources": sources,
         "profiles": AssistantProfile.objects.all(),
-        **analytics_report(filters),
+        "sign_in_alerts": audit.sign_in_alerts(*filters.bounds),
+        **analytics_report(filters, viewer=request.user),
     }
     if request.htmx:
         return render(request, "feedback/analytics.html#report", context)
@@ -102,8 +106,10 @@ def export(request: HttpRequest) -> HttpResponse:
     if not ids:
         flash.error(request, _("Choose at least one rated answer to export."))
         return redirect(reverse("feedback"))
-    body = "".join(export_lines(ratings_for_export(ids=ids)))
-    audit.record(request, "export", f"{len(ids)} ratings")
+    rows = ratings_for_export(ids=ids, viewer=request.user)
+    body = "".join(export_lines(rows))
+    # Answers about a source this staff member may not read are left out, and counted.
+    audit.record(request, "export", f"{len(ids)} ratings", left_out=len(ids) - rows.count())
     response = HttpResponse(body, content_type="application/x-ndjson; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{export_filename()}"'
     return response

@@ -1,20 +1,38 @@
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from knowledge.models import Document, DocumentVersion, Source, Synonym
+from knowledge.sources.base import sync_settings_problems
 from portal import audit
+from portal.admin_audit import AuditedModelAdmin
 
 SYNC_ORIGIN = {"connector", "sync_url", "branch", "subpath"}
 
 
+class SourceForm(forms.ModelForm):
+    """A source that syncs itself names where it syncs from in a form the connector reads
+    (the admin makes the form's fields from its fieldsets)."""
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        # The instance gets the form's values only after clean(): check them on a copy.
+        probe = Source(**{f: cleaned.get(f, getattr(self.instance, f)) for f in SYNC_ORIGIN})
+        for field, problem in sync_settings_problems(probe).items():
+            self.add_error(field if field in self.fields else None, problem)
+        return cleaned
+
+
 @admin.register(Source)
-class SourceAdmin(admin.ModelAdmin):
+class SourceAdmin(AuditedModelAdmin):
+    form = SourceForm
     list_display = [
         "name",
         "kind",
+        "role",
         "priority",
         "prefer_fresh",
         "is_public",
@@ -36,7 +54,7 @@ class SourceAdmin(admin.ModelAdmin):
         "sync_cursor",
     ]
     fieldsets = [
-        (None, {"fields": ["name", "kind", "description", "base_url", "root_path"]}),
+        (None, {"fields": ["name", "kind", "role", "description", "base_url", "root_path"]}),
         (_("Search"), {"fields": ["priority", "prefer_fresh"]}),
         (_("Coding agents (MCP)"), {"fields": ["mcp_listed", "mcp_tool"]}),
         (_("Readers"), {"fields": ["is_public", "restricted", "readers", "reader_groups"]}),
@@ -103,16 +121,16 @@ class VersionInline(admin.TabularInline):
 
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
-    list_display = ["title", "source", "path", "current_version", "removed_at"]
-    list_filter = ["source"]
+class DocumentAdmin(AuditedModelAdmin):
+    list_display = ["title", "source", "role", "detected_role", "current_version", "removed_at"]
+    list_filter = ["source", "role", "detected_role"]
     search_fields = ["title", "path", "aliases"]
-    readonly_fields = ["current_version", "created_at", "updated_at"]
+    readonly_fields = ["detected_role", "current_version", "created_at", "updated_at"]
     inlines = [VersionInline]
 
 
 @admin.register(DocumentVersion)
-class DocumentVersionAdmin(admin.ModelAdmin):
+class DocumentVersionAdmin(AuditedModelAdmin):
     list_display = [
         "document",
         "number",
@@ -141,6 +159,7 @@ class DocumentVersionAdmin(admin.ModelAdmin):
         "chunk_count",
         "table_count",
         "page_count",
+        "ocr",
         "timings",
         "embedding_model",
         "added_by",
@@ -154,7 +173,7 @@ class DocumentVersionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Synonym)
-class SynonymAdmin(admin.ModelAdmin):
+class SynonymAdmin(AuditedModelAdmin):
     """Staff add synonyms of their own (document left empty); the read ones come and go with
     their documents."""
 

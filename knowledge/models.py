@@ -9,11 +9,12 @@ filter names another version.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit, urlunsplit
+
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
-from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -21,6 +22,16 @@ from django.utils.translation import gettext_lazy as _
 from pgvector.django import SparseVectorField, VectorField
 
 from knowledge.querysets import ChunkQuerySet, DocumentQuerySet, SourceQuerySet, VersionQuerySet
+from knowledge.roles import Role
+
+
+def redact_url(url: str) -> str:
+    """The URL without a password or token in it: safe to show, log and store in errors."""
+    parts = urlsplit(url)
+    if not parts.netloc or "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    return urlunsplit(parts._replace(netloc=f"***@{host}"))
 
 
 class Source(models.Model):
@@ -73,6 +84,15 @@ class Source(models.Model):
         help_text=_(
             "The tool's name after ask_ (e.g. wiki, checklists, tracker); sources with the "
             "same name share one tool. Empty: the source's kind."
+        ),
+    )
+    role = models.CharField(
+        max_length=20,
+        choices=Role.choices,
+        blank=True,
+        help_text=_(
+            "What its documents are for testing (requirements, tests, wiki...); empty: read "
+            "from each document."
         ),
     )
     is_public = models.BooleanField(default=True, help_text=_("Every signed-in user may read it."))
@@ -140,13 +160,6 @@ class Source(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    def clean(self) -> None:
-        from knowledge.sources.base import sync_settings_problems
-
-        problems = sync_settings_problems(self)
-        if problems:
-            raise ValidationError(problems)
-
     @property
     def is_syncing(self) -> bool:
         return self.last_sync_status in self.SYNC_ACTIVE
@@ -154,8 +167,6 @@ class Source(models.Model):
     @property
     def display_url(self) -> str:
         """Where it syncs from, without a password or token."""
-        from knowledge.sources.base import redact_url
-
         return redact_url(self.sync_url)
 
 
@@ -176,6 +187,18 @@ class Document(models.Model):
         help_text=_("The original's address when its source gives one; else base URL + path."),
     )
     language = models.CharField(max_length=20, default="simple")
+    role = models.CharField(
+        max_length=20,
+        choices=Role.choices,
+        blank=True,
+        help_text=_(
+            "Set by staff; empty: the source's role, else the role read from the document."
+        ),
+    )
+    # Read from the document when its newest version is stored (knowledge.roles.read_role).
+    detected_role = models.CharField(
+        max_length=20, choices=Role.choices, blank=True, editable=False
+    )
     current_version = models.ForeignKey(
         "DocumentVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -200,6 +223,20 @@ class Document(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    @property
+    def effective_role(self) -> str:
+        """What staff set on the document, else on its source, else what was read from it."""
+        return self.role or self.source.role or self.detected_role or Role.OTHER
+
+    @property
+    def effective_role_label(self) -> str:
+        return str(Role(self.effective_role).label)
+
+    @property
+    def role_origin(self) -> str:
+        """Where ``effective_role`` comes from: "document", "source" or "detected"."""
+        return "document" if self.role else "source" if self.source.role else "detected"
 
     @property
     def alias_list(self) -> list[str]:
@@ -286,6 +323,9 @@ class DocumentVersion(models.Model):
     table_count = models.PositiveIntegerField(default=0)
     page_count = models.PositiveIntegerField(default=0)
     timings = models.JSONField(default=dict, blank=True)
+    # Scanned pages recognised with OCR: engine, languages and per page its confidence
+    # (knowledge.parsing.scan.Recognised.record); empty when no page was recognised.
+    ocr = models.JSONField(default=dict, blank=True, editable=False)
     embedding_model = models.CharField(max_length=200, blank=True)
     added_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -321,6 +361,21 @@ class DocumentVersion(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in self.ACTIVE
+
+    @property
+    def recognised_pages(self) -> dict[int, dict]:
+        """Page number -> what OCR recorded for it (confidence, why it was recognised)."""
+        return {entry["page"]: entry for entry in (self.ocr or {}).get("pages", [])}
+
+    @property
+    def poorly_recognised_pages(self) -> list[int]:
+        """Recognised pages whose confidence is under the threshold they were read with."""
+        threshold = (self.ocr or {}).get("min_confidence", 0)
+        return [
+            number
+            for number, entry in self.recognised_pages.items()
+            if entry.get("confidence") is not None and entry["confidence"] < threshold
+        ]
 
 
 class Chunk(models.Model):

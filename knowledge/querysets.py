@@ -36,6 +36,14 @@ class SourceQuerySet(models.QuerySet):
         rule = _source_filter(user)
         return self if rule is None else self.filter(rule).distinct()
 
+    def writable_by(self, user) -> SourceQuerySet:
+        """Sources ``user`` may add documents to (upload, reindex): staff, and only the sources
+        they may read; superusers every source. A staff member who is not a reader of a
+        restricted source must not put a new current version in front of its readers."""
+        if user is None or not user.is_authenticated or not user.is_staff:
+            return self.none()
+        return self.visible_to(user)
+
 
 class DocumentQuerySet(models.QuerySet):
     def visible_to(self, user) -> DocumentQuerySet:
@@ -48,6 +56,24 @@ class DocumentQuerySet(models.QuerySet):
 
     def live(self) -> DocumentQuerySet:
         return self.filter(removed_at__isnull=True)
+
+    def of_role(self, *roles: str) -> DocumentQuerySet:
+        """Documents whose role (``Document.effective_role``: set on the document, else on its
+        source, else read from it) is one of ``roles``."""
+        return self.alias(effective=_effective_role()).filter(effective__in=roles)
+
+
+def _effective_role():
+    """``Document.effective_role`` in SQL."""
+    from django.db.models import F, Value
+    from django.db.models.functions import Coalesce, NullIf
+
+    return Coalesce(
+        NullIf(F("role"), Value("")),
+        NullIf(F("source__role"), Value("")),
+        NullIf(F("detected_role"), Value("")),
+        Value("other"),
+    )
 
 
 class VersionQuerySet(models.QuerySet):

@@ -13,6 +13,7 @@ from django.utils.translation import ngettext
 
 from knowledge.ingest.registration import register_file
 from knowledge.models import Document, DocumentVersion, Source
+from knowledge.roles import Role
 from portal.params import id_param
 
 
@@ -91,14 +92,20 @@ def page_url(document: Document) -> str:
     return base.rstrip("/") + "/" + document.path.lstrip("/")
 
 
-def source_for_upload(source_id: str | None, new_name: str) -> Source | None:
-    if new_name.strip():
-        source, _ = Source.objects.get_or_create(
-            name=new_name.strip()[:200], defaults={"kind": Source.Kind.UPLOADS}
-        )
-        return source
+def source_for_upload(source_id: str | None, new_name: str, user) -> Source | None:
+    """The source ``user`` uploads into: the one chosen, or the one named (created when no
+    source has that name, in any case). None when there is none ``user`` may write to: a
+    source named like one they may not read is not theirs to add versions to
+    (``SourceQuerySet.writable_by``), and which it is stays unsaid."""
+    writable = Source.objects.writable_by(user)
+    name = new_name.strip()[:200]
+    if name:
+        existing = Source.objects.filter(name__iexact=name).order_by("pk").first()
+        if existing is None:
+            return Source.objects.create(name=name, kind=Source.Kind.UPLOADS)
+        return writable.filter(pk=existing.pk).first()
     if id_param(source_id):
-        return Source.objects.filter(pk=id_param(source_id)).first()
+        return writable.filter(pk=id_param(source_id)).first()
     return None
 
 
@@ -159,16 +166,27 @@ def register_uploads(
     return outcome
 
 
-def reindex(scope: str, pk: int | None) -> int:
-    """Force a re-ingest of the newest version of each document in scope; returns how many."""
+def reindex(scope: str, pk: int | None, user) -> int | None:
+    """Force a re-ingest of the newest version of each document in scope that ``user`` may
+    write to; returns how many (None: no such document or source of theirs).
+
+    A version being ingested right now (a long scan being recognised) is taken from the run
+    that holds it: its claim is dropped here, so that run stops at its next page (its
+    heartbeat finds the claim gone) and the queued re-ingest claims the version afresh.
+    """
     from django.db import transaction
 
     from knowledge.queue import INGEST_VERSION, enqueue_on_commit
 
-    documents = Document.objects.live()
+    writable = Source.objects.writable_by(user)
+    documents = Document.objects.live().filter(source__in=writable.values("pk"))
     if scope == "document":
         documents = documents.filter(pk=pk)
+        if not documents.exists():
+            return None
     elif scope == "source":
+        if not writable.filter(pk=pk).exists():
+            return None
         documents = documents.filter(source_id=pk)
     newest = (
         DocumentVersion.objects.filter(document__in=documents)
@@ -178,6 +196,19 @@ def reindex(scope: str, pk: int | None) -> int:
     )
     version_ids = list(newest)
     with transaction.atomic():
+        DocumentVersion.objects.filter(
+            pk__in=version_ids, status__in=DocumentVersion.ACTIVE
+        ).update(status=DocumentVersion.Status.PENDING, claim_token="", stage="queued", progress=0)
         for version_id in version_ids:
             enqueue_on_commit(INGEST_VERSION, version_id, force=True)
     return len(version_ids)
+
+
+def set_role(document: Document, role: str) -> bool:
+    """Staff set the document's role ("" gives it back to its source's role or the one read
+    from it); False for a value that is not a role."""
+    if role and role not in Role.values:
+        return False
+    Document.objects.filter(pk=document.pk).update(role=role)
+    document.role = role
+    return True

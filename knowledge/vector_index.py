@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from django.conf import settings
 from django.db import connection, connections, transaction
@@ -229,3 +231,35 @@ def check_dimensions(model_id: str, dimensions: int, stored: int | None = None) 
             f"now gives {dimensions} dimensions; run 'manage.py reembed' to switch the knowledge "
             "base"
         )
+
+
+# What search checks once a minute per process (the minute is part of the cache key): the
+# embedding models the ready versions were embedded with, and each model's stored dimension.
+@lru_cache(maxsize=4)
+def _stored_models(stamp: int) -> tuple[str, ...]:
+    from knowledge.models import DocumentVersion
+
+    # No ordering: the default one (document, number) would make DISTINCT join and sort every
+    # version with its document and source (0.1 s at a million chunks, once a minute).
+    ready = DocumentVersion.objects.filter(status=DocumentVersion.Status.READY).order_by()
+    return tuple(sorted(set(ready.values_list("embedding_model", flat=True).distinct())))
+
+
+@lru_cache(maxsize=8)
+def _stored_dimensions(model_id: str, stamp: int) -> int | None:
+    return stored_dimensions(model_id)
+
+
+def stored_models_now() -> tuple[str, ...]:
+    """The models of the ready versions, read at most once a minute in this process."""
+    return _stored_models(int(time.time() // 60))
+
+
+def stored_dimensions_now(model_id: str) -> int | None:
+    return _stored_dimensions(model_id, int(time.time() // 60))
+
+
+def forget_stored() -> None:
+    """Read the models and dimensions afresh (after a re-embedding, in tests)."""
+    _stored_models.cache_clear()
+    _stored_dimensions.cache_clear()

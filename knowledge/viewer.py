@@ -3,6 +3,9 @@
 Every section gets an anchor (``s-2.1``), every block one (``b-12``), every chunk one at its first
 block (``chunk-345``), every table row one (``b-12-r3``); the chunk an answer cited is highlighted
 (for a table split into several chunks, or a checklist item, only that chunk's rows).
+
+A page recognised with OCR is marked at its first block (its confidence, whether it is under the
+threshold) and shown beside its text as an image (``page_image``, drawn from the stored file).
 """
 
 from __future__ import annotations
@@ -16,6 +19,16 @@ from knowledge.models import Chunk, DocumentVersion
 from knowledge.parsing.base import Block, ParsedDocument
 from portal.markdown import render_markdown
 
+PAGE_IMAGE_WIDTHS = (240, 1200)  # the thumbnail beside the text, the page opened on its own
+MAX_PAGE_PIXELS = 4_000_000
+
+
+@dataclass
+class RecognisedPage:
+    number: int
+    confidence: float | None
+    poor: bool  # under the confidence threshold
+
 
 @dataclass
 class ViewBlock:
@@ -27,6 +40,7 @@ class ViewBlock:
     chunk_ids: list[int] = field(default_factory=list)
     highlight: bool = False
     page: int | None = None
+    recognised: RecognisedPage | None = None  # set on the first block of a recognised page
 
 
 @dataclass
@@ -61,6 +75,7 @@ def build_view(version: DocumentVersion | None, highlight_chunk: int | None = No
             .first()
         )
     markdown_source = version.format == "markdown"
+    marks = _recognised_pages(version)
     blocks = []
     for index, block in enumerate(parsed.blocks):
         lit = target is not None and target["block_start"] <= index <= target["block_end"]
@@ -75,10 +90,35 @@ def build_view(version: DocumentVersion | None, highlight_chunk: int | None = No
                 chunk_ids=starts.get(index, []),
                 highlight=lit,
                 page=block.page,
+                recognised=marks.pop(block.page, None) if block.page else None,
             )
         )
     outline = [b for b in blocks if b.kind == "heading"]
     return DocumentView(blocks, outline, target["pk"] if target else None, parsed.warnings)
+
+
+def _recognised_pages(version: DocumentVersion) -> dict[int, RecognisedPage]:
+    poor = set(version.poorly_recognised_pages)
+    return {
+        number: RecognisedPage(number, entry.get("confidence"), number in poor)
+        for number, entry in version.recognised_pages.items()
+    }
+
+
+def page_image(version: DocumentVersion, number: int, width: int) -> bytes:
+    """Page ``number`` of the version's stored file (a PDF or an image) as a PNG ``width``
+    pixels wide (at most 4 megapixels). LookupError when the file has no such page."""
+    import pymupdf
+
+    from knowledge.ingest.storage import read_blob
+
+    with pymupdf.open(stream=read_blob(version.file.name)) as document:
+        if not 1 <= number <= document.page_count:
+            raise LookupError(number)
+        page = document[number - 1]
+        zoom = width / max(1.0, page.rect.width)
+        zoom = min(zoom, (MAX_PAGE_PIXELS / max(1.0, abs(page.rect))) ** 0.5)
+        return page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False).tobytes("png")
 
 
 def _html(index: int, block: Block, markdown_source: bool, highlight_rows: list[int] | None) -> str:

@@ -20,8 +20,9 @@ from django_htmx.http import HttpResponseClientRefresh
 
 from knowledge import services
 from knowledge.models import Document, DocumentVersion, Source
+from knowledge.roles import Role
 from knowledge.sources import schedule
-from knowledge.viewer import build_view
+from knowledge.viewer import PAGE_IMAGE_WIDTHS, build_view, page_image
 from portal import audit
 from portal.params import id_param
 
@@ -109,8 +110,30 @@ def document_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "view": view,
             "versions": document.versions.order_by("-number"),
             "page_url": services.page_url(document),
+            "roles": Role.choices,
         },
     )
+
+
+@staff_required
+@require_POST
+def set_role(request: HttpRequest, pk: int) -> HttpResponse:
+    """Staff set what the document is for testing (its role), or give it back to the one its
+    source sets or its content shows."""
+    document = get_object_or_404(
+        Document.objects.visible_to(request.user).select_related("source"), pk=pk
+    )
+    role = request.POST.get("role", "")
+    if services.set_role(document, role):
+        audit.record(request, "document-role", document.title, role=role or "read")
+        messages.success(
+            request,
+            _("Role of %(title)s: %(role)s.")
+            % {"title": document.title, "role": Role(document.effective_role).label},
+        )
+    else:
+        messages.error(request, _("Unknown role."))
+    return redirect("document", pk=document.pk)
 
 
 @require_GET
@@ -126,15 +149,31 @@ def download(request: HttpRequest, pk: int) -> FileResponse:
     return response
 
 
+@require_GET
+def version_page(request: HttpRequest, pk: int, page: int) -> HttpResponse:
+    """A recognised page of a version as an image (the viewer shows it beside its text)."""
+    version = get_object_or_404(DocumentVersion.objects.visible_to(request.user), pk=pk)
+    if page not in version.recognised_pages:
+        raise Http404(_("This page was not recognised from an image"))
+    width = PAGE_IMAGE_WIDTHS[0] if request.GET.get("size") == "small" else PAGE_IMAGE_WIDTHS[1]
+    try:
+        png = page_image(version, page, width)
+    except (OSError, LookupError):
+        raise Http404(_("The stored file is missing")) from None
+    return HttpResponse(png, content_type="image/png")
+
+
 @staff_required
 @require_POST
 def upload(request: HttpRequest) -> HttpResponse:
     """Staff upload of several files at once into a source (existing or new)."""
-    source = services.source_for_upload(
-        request.POST.get("source"), request.POST.get("new_source", "")
-    )
+    new_name = request.POST.get("new_source", "")
+    source = services.source_for_upload(request.POST.get("source"), new_name, request.user)
     if source is None:
-        messages.error(request, _("Choose a source or name a new one."))
+        if new_name.strip() or request.POST.get("source"):
+            messages.error(request, _("You may not add documents to that source."))
+        else:
+            messages.error(request, _("Choose a source or name a new one."))
         return redirect("documents")
     outcome = services.register_uploads(
         source,
@@ -161,7 +200,9 @@ def reindex(request: HttpRequest, scope: str, pk: int | None = None) -> HttpResp
     """Reindex one document, one source, or everything (forced re-ingest, on the worker)."""
     if scope not in ("document", "source", "all"):
         raise PermissionDenied
-    count = services.reindex(scope, pk)
+    count = services.reindex(scope, pk, request.user)
+    if count is None:
+        raise Http404(_("No such document or source of yours to reindex."))
     audit.record(request, "reindex", f"{scope} {pk or ''}".strip(), versions=count)
     messages.success(
         request,

@@ -19,6 +19,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 
 from portal import audit
+from portal.addresses import client_address
 from portal.models import ApiToken
 
 TOKEN_PREFIX = "kb_"
@@ -68,6 +69,36 @@ def user_for_token(token: str):
     return row.user
 
 
+def authenticate_token(token: str, address: str, request=None) -> tuple[object | None, int]:
+    """(the token's active user or None, seconds to wait): a wrong token counts like a wrong
+    password, per (token prefix, address), and a pair cooling off is refused before the lookup
+    (``portal.signin``: why a token is looked up before it is counted)."""
+    from portal import signin
+
+    account = "API token " + token[:10]
+    wait = signin.cooling_off(account, address)
+    if wait:
+        return None, wait
+    user = user_for_token(token)
+    if user is None:
+        signin.failed(signin.begin(account, address), request)
+    return user, 0
+
+
+def throttled(wait: int) -> JsonResponse:
+    response = JsonResponse(
+        {"error": signin_wait_message(wait)}, status=429, json_dumps_params={"ensure_ascii": False}
+    )
+    response["Retry-After"] = str(wait)
+    return response
+
+
+def signin_wait_message(wait: int) -> str:
+    from portal.signin import wait_message
+
+    return wait_message(wait)
+
+
 def bearer_token(request: HttpRequest) -> str:
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     return token.strip() if scheme.lower() == "bearer" else ""
@@ -90,7 +121,9 @@ def api_token_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
         token = bearer_token(request)
         if not token:
             return unauthorized(_("An API token is required: Authorization: Bearer <token>."))
-        user = user_for_token(token)
+        user, wait = authenticate_token(token, client_address(request), request)
+        if wait:
+            return throttled(wait)
         if user is None:
             return unauthorized(_("The API token is not valid or has been revoked."))
         request.user = user

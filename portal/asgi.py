@@ -6,14 +6,26 @@ from portal.boot import setup_or_exit
 
 setup_or_exit()
 
+from portal.capacity import CapacityLimit, use_connection_pool  # noqa: E402
+
+use_connection_pool()  # before the first query: this process is the web server
+
 from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_application = get_asgi_application()  # sets Django up before the imports below
 
-from chat.mcp.http import with_mcp  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.utils.module_loading import import_string  # noqa: E402
+
 from portal.uploads import RequestSizeLimitASGIMiddleware  # noqa: E402
 
 # Django's ASGI handler reads a whole request body before any middleware sees it: the size
 # limit has to wrap the application to refuse an oversized upload before it is read.
-# /mcp (MCP for coding agents, API tokens) is served beside Django, not through it.
-application = with_mcp(RequestSizeLimitASGIMiddleware(django_application))
+# /mcp (MCP for coding agents, API tokens) is served beside Django, not through it. The
+# ceiling on requests at once comes first: a flood is refused before it costs anything.
+# The apps' own ASGI endpoints (KB_ASGI_ENDPOINTS: MCP at /mcp) are named in the settings, as
+# their URLs are in ROOT_URLCONF: the portal, the base layer, imports none of them.
+application = RequestSizeLimitASGIMiddleware(django_application)
+for wrapper in settings.ASGI_ENDPOINTS:
+    application = import_string(wrapper)(application)
+application = CapacityLimit(application)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
@@ -51,11 +52,23 @@ def _csv(events) -> HttpResponse:
         writer.writerow(
             [
                 event.at.isoformat(),
-                event.actor_name,
-                event.action,
-                event.target,
-                event.detail,
+                cell(event.actor_name),
+                cell(event.action),
+                cell(event.target),
+                cell(json.dumps(event.detail, ensure_ascii=False)),
                 event.address or "",
             ]
         )
     return response
+
+
+# A spreadsheet reads a cell starting with one of these as a formula: a failed sign-in named
+# =HYPERLINK(...) would become a link (or worse) in the staff member's Excel.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def cell(value: object) -> str:
+    """A CSV cell a spreadsheet shows as text: a leading ' before what could start a formula
+    (OWASP's advice for CSV injection)."""
+    text = str(value)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text

@@ -18,7 +18,9 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
+from django.utils.cache import add_never_cache_headers
 
 
 @dataclass(frozen=True)
@@ -72,15 +74,21 @@ def _workers() -> str:
 
 
 def service_states() -> dict[str, ServiceState]:
-    """Check the database, Redis and the Celery workers now; each check is bounded.
+    """Check the database, Redis and the Celery workers now; each check is bounded. The
+    optional checks (``HEALTH_OPTIONAL_CHECKS``: OCR) are reported but never make the portal
+    unhealthy: without them some files are refused, everything else works.
 
     Callers that may run often (``/healthz``) use ``cached_service_states`` instead.
     """
+    from django.utils.module_loading import import_string
+
     states = {"database": _timed(_database), "redis": _timed(_redis)}
     if states["database"].ok:
         states["workers"] = _timed(_workers)
     else:
         states["workers"] = ServiceState(ok=False, detail="database is down", ms=0.0)
+    for name, dotted in settings.HEALTH_OPTIONAL_CHECKS.items():
+        states[name] = _timed(import_string(dotted))
     return states
 
 
@@ -117,9 +125,30 @@ def forget_cached_states() -> None:
 
 
 def as_json(states: dict[str, ServiceState], *, details: bool = True) -> dict[str, object]:
-    payload: dict[str, object] = {
-        "status": "ok" if all(s.ok for s in states.values()) else "degraded"
-    }
+    required = [s for name, s in states.items() if name not in settings.HEALTH_OPTIONAL_CHECKS]
+    payload: dict[str, object] = {"status": "ok" if all(s.ok for s in required) else "degraded"}
     if details:
         payload["services"] = {name: asdict(state) for name, state in states.items()}
     return payload
+
+
+class HealthCheckMiddleware:
+    """``GET /healthz`` answered first, before sessions and users: a load balancer's probe (or a
+    flood of callers with made-up session cookies) never costs a session lookup, and the answer
+    is the status alone (200 ok / 503 degraded). Staff read each service's state at
+    ``/healthz/services``."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path != "/healthz":
+            return self.get_response(request)
+        if request.method not in ("GET", "HEAD"):
+            response = HttpResponse(status=405)
+            response["Allow"] = "GET, HEAD"
+            return response
+        payload = as_json(cached_service_states(), details=False)
+        response = JsonResponse(payload, status=200 if payload["status"] == "ok" else 503)
+        add_never_cache_headers(response)
+        return response

@@ -40,6 +40,7 @@ from ldap3.utils.conv import escape_filter_chars
 from ldap3.utils.dn import parse_dn
 
 from portal import audit
+from portal.audit import access_of, record_access_change
 from portal.models import ExternalIdentity
 from portal.oidc import free_username
 
@@ -244,6 +245,7 @@ def account_for(found: DirectoryUser):
                 raise
     if not user.is_active:
         return user
+    before = access_of(user)
     user.email = found.email[:254] or user.email
     user.first_name = found.first_name[:150] or user.first_name
     user.last_name = found.last_name[:150] or user.last_name
@@ -253,6 +255,7 @@ def account_for(found: DirectoryUser):
         staff = {name.casefold() for name in settings.LDAP_STAFF_GROUPS}
         user.is_staff = any(name.casefold() in staff for name in found.groups)
     user.save()
+    record_access_change(None, user, before, by="ldap")  # groups and staff follow the directory
     ExternalIdentity.objects.filter(user=user, issuer=issuer()).update(last_login_at=timezone.now())
     return user
 

@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
+from portal.audit import access_of, record_access_change
 from portal.models import ExternalIdentity
 
 _NOT_NAME = re.compile(r"[^\w.@+-]")
@@ -72,7 +73,9 @@ class PortalOIDCBackend(OIDCAuthenticationBackend):
         return self.update_user(user, claims)
 
     def update_user(self, user, claims: dict):
-        """The provider's view of the user wins at every sign-in: name, e-mail, groups, staff."""
+        """The provider's view of the user wins at every sign-in: name, e-mail, groups, staff
+        (a change of the groups or the staff flag is audited)."""
+        before = access_of(user)
         user.email = str(claims.get("email") or user.email)[:254]
         user.first_name = str(claims.get("given_name") or user.first_name)[:150]
         user.last_name = str(claims.get("family_name") or user.last_name)[:150]
@@ -83,6 +86,7 @@ class PortalOIDCBackend(OIDCAuthenticationBackend):
         if settings.OIDC_STAFF_GROUPS and not user.is_superuser:
             user.is_staff = bool(set(names) & set(settings.OIDC_STAFF_GROUPS))
         user.save()
+        record_access_change(None, user, before, by="oidc")
         ExternalIdentity.objects.filter(user=user, issuer=issuer()).update(
             last_login_at=timezone.now()
         )

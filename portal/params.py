@@ -3,12 +3,14 @@
 Every id a view reads from a query string, a form or a JSON body goes through ``id_param``: only
 ASCII digits within PostgreSQL's bigint count ("²" is a digit to ``str.isdigit`` and not to
 ``int``); anything else is "not given". ``ParameterGuardMiddleware`` answers 400, in plain
-words, to what no view should see: a NUL character (PostgreSQL refuses to store it), a body in
-a charset other than UTF-8, or JSON nested deeper than any real request.
+words, to what no view should see: a NUL character or a lone UTF-16 surrogate (PostgreSQL
+refuses to store either), a body in a charset other than UTF-8, or JSON nested deeper than any
+real request.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from datetime import date
@@ -72,6 +74,23 @@ def json_depth(text: str) -> int:
     return deepest
 
 
+def unstorable(value: object) -> str:
+    """What in ``value`` (text, or JSON's lists and objects of it, keys too) PostgreSQL cannot
+    store: "a NUL character", "a lone surrogate"; "" when nothing. A lone surrogate (half of a
+    UTF-16 pair, ``\\ud800`` in JSON) is valid JSON and a valid Python string, but no UTF-8."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return "a NUL character"
+        if any("\ud800" <= char <= "\udfff" for char in value):
+            return "a lone surrogate (half of a UTF-16 pair)"
+        return ""
+    if isinstance(value, dict):
+        return next((r for k, v in value.items() if (r := unstorable(k) or unstorable(v))), "")
+    if isinstance(value, list):
+        return next((r for item in value if (r := unstorable(item))), "")
+    return ""
+
+
 def _bad(message: str) -> HttpResponse:
     return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
 
@@ -103,7 +122,21 @@ class ParameterGuardMiddleware:
                     _("The JSON body nests deeper than %(depth)d levels.")
                     % {"depth": MAX_JSON_DEPTH}
                 )
+            reason = _unstorable_json(request.body)
+            if reason:
+                return _bad(
+                    _("The body holds text that cannot be stored: %(what)s.") % {"what": reason}
+                )
         return self.get_response(request)
+
+
+def _unstorable_json(body: bytes) -> str:
+    """``unstorable`` of a JSON body as a view's ``json.loads`` would read it (bytes decoded
+    with surrogates let through); "" for a body that is not JSON (the view says so)."""
+    try:
+        return unstorable(json.loads(body))
+    except (ValueError, RecursionError):
+        return ""
 
 
 def _pairs(query) -> list[tuple[str, str]]:

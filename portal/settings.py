@@ -95,9 +95,11 @@ INSTALLED_APPS = [
     "feedback",
     "evaluation",
     "scenarios",
+    "operations",
 ]
 
 MIDDLEWARE = [
+    "portal.health.HealthCheckMiddleware",  # /healthz: no session, no user, no CSRF
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "portal.uploads.RequestSizeLimitMiddleware",
@@ -117,6 +119,8 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "portal.urls"
+# ASGI endpoints served beside Django, each a function that wraps the application (portal.asgi).
+ASGI_ENDPOINTS = ["chat.mcp.http.with_mcp"]
 ASGI_APPLICATION = "portal.asgi.application"
 WSGI_APPLICATION = "portal.wsgi.application"
 
@@ -172,7 +176,7 @@ else:
     }
 # Our backend starts the embedded server on the first connection (and only then).
 _db["ENGINE"] = "portal.dbbackend"
-_db["CONN_MAX_AGE"] = env_int("KB_DB_CONN_MAX_AGE", 60, minimum=0)
+_db["CONN_MAX_AGE"] = env_int("KB_DB_CONN_MAX_AGE", 60, minimum=0)  # workers and commands
 _db["CONN_HEALTH_CHECKS"] = True
 _db["TEST"] = {"NAME": env_str("KB_TEST_DB_NAME", "test_knowledge_belt")}
 DATABASES = {"default": _db}
@@ -293,8 +297,16 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
 AUDIT_RETENTION_DAYS = env_int("KB_AUDIT_RETENTION_DAYS", 365, minimum=1)
-LOGIN_FAILURES = env_int("KB_LOGIN_FAILURES", 10, minimum=1)  # then the account is locked
-LOGIN_LOCKOUT_MINUTES = env_int("KB_LOGIN_LOCKOUT_MINUTES", 15, minimum=1)
+# Sign-in throttling (portal.signin): per (account, address) pair, counted before the check.
+LOGIN_FAILURES = env_int("KB_LOGIN_FAILURES", 5, minimum=1)  # then that pair cools off
+LOGIN_COOLOFF_MINUTES = env_int("KB_LOGIN_COOLOFF_MINUTES", 1, minimum=1)  # the first cool-off
+LOGIN_LOCKOUT_MINUTES = env_int("KB_LOGIN_LOCKOUT_MINUTES", 15, minimum=1)  # the longest one
+# Failed sign-ins of one account (from anywhere) that alert staff; never a lock.
+LOGIN_ALERT_FAILURES = env_int("KB_LOGIN_ALERT_FAILURES", 50, minimum=2)
+LOGIN_ALERT_MINUTES = env_int("KB_LOGIN_ALERT_MINUTES", 60, minimum=1)
+# Proxies whose X-Forwarded-For is believed (addresses or networks); empty: none, the socket's
+# address is the client's (portal.addresses).
+TRUSTED_PROXIES = env_list("KB_TRUSTED_PROXIES")
 RATE_ASK_PER_MINUTE = env_int("KB_RATE_ASK_PER_MINUTE", 20, minimum=1)
 RATE_SEARCH_PER_MINUTE = env_int("KB_RATE_SEARCH_PER_MINUTE", 60, minimum=1)
 ADMIN_USERNAME = env_str("KB_ADMIN_USER", "admin")
@@ -305,6 +317,18 @@ ADMIN_EMAIL = env_str("KB_ADMIN_EMAIL", "admin@localhost")
 RUN_HOST = env_str("KB_HOST", "127.0.0.1")
 RUN_PORT = env_int("KB_PORT", 8000, minimum=1, maximum=65535)
 RUN_WEB_WORKERS = env_int("KB_WEB_WORKERS", 1, minimum=1)
+# Bounded by design (portal.capacity, portal.dbpool): each web process handles at most
+# KB_WEB_CONCURRENCY requests at once (more get 503 with Retry-After) and shares a pool of
+# PostgreSQL connections, KB_DB_WEB_CONNECTIONS for the whole web server split between its
+# processes; a request waits up to KB_DB_POOL_TIMEOUT s for one (then 503), and every
+# KB_DB_POOL_IDLE_SECONDS one connection left unused is closed again. uvicorn's --limit-concurrency (open connections
+# and tasks, KB_WEB_CONNECTIONS) is the hard cap behind them.
+WEB_CONCURRENCY = env_int("KB_WEB_CONCURRENCY", 64, minimum=1)
+WEB_CONNECTIONS = env_int("KB_WEB_CONNECTIONS", 1000, minimum=2)
+DB_WEB_CONNECTIONS = env_int("KB_DB_WEB_CONNECTIONS", 20, minimum=2)
+DB_POOL_TIMEOUT = env_float("KB_DB_POOL_TIMEOUT", 10.0)
+DB_POOL_IDLE_SECONDS = env_int("KB_DB_POOL_IDLE_SECONDS", 10, minimum=1)
+RETRY_AFTER_SECONDS = 5  # what a 503 of a full server tells the client to wait
 
 # --- MCP for coding agents (manage.py mcp on stdio, /mcp over HTTP) ---------------------------
 # The portal's address as people open it; links in MCP results are built on it. Empty: the
@@ -375,6 +399,41 @@ ROW_UNIT_SENTENCES = env_bool("KB_ROW_UNIT_SENTENCES", False)
 # ... for the row units of tables of figures (knowledge.tables), even when the above is off.
 ROW_UNIT_FIGURE_SENTENCES = env_bool("KB_ROW_UNIT_FIGURE_SENTENCES", True)
 INGEST_STALE_SECONDS = env_int("KB_INGEST_STALE_SECONDS", 300, minimum=30)
+# Scanned pages and images (knowledge.parsing.ocr): Tesseract, one process per page.
+OCR_ENABLED = env_bool("KB_OCR", True)
+OCR_LANGUAGES = env_str("KB_OCR_LANGUAGES", "rus+eng").strip() or "rus+eng"
+OCR_TESSERACT = env_str("KB_OCR_TESSERACT", "tesseract").strip() or "tesseract"
+OCR_DPI = env_int("KB_OCR_DPI", 300, minimum=100, maximum=600)
+OCR_JOBS = env_int("KB_OCR_JOBS", 0, minimum=0)  # pages recognised side by side; 0 = CPUs
+OCR_MAX_PAGES = env_int("KB_OCR_MAX_PAGES", 500, minimum=1)
+OCR_TIME_LIMIT_SECONDS = env_int("KB_OCR_TIME_LIMIT_SECONDS", 3600, minimum=10)
+# A page's Tesseract process is killed after this long; it must stay under the stale heartbeat
+# time, or the stall recovery would take the version over from a run that is still working.
+OCR_PAGE_TIMEOUT_SECONDS = env_int(
+    "KB_OCR_PAGE_TIMEOUT_SECONDS", 120, minimum=5, maximum=max(5, INGEST_STALE_SECONDS - 10)
+)
+OCR_MIN_CONFIDENCE = env_int("KB_OCR_MIN_CONFIDENCE", 70, minimum=0, maximum=100)
+OCR_NICE = env_int("KB_OCR_NICE", 10, minimum=0, maximum=19)  # Tesseract below the web process
+# Reported in /healthz's staff view, never making the portal unhealthy (portal.health).
+HEALTH_OPTIONAL_CHECKS = {"ocr": "knowledge.parsing.ocr.engine_detail"}
+# Bounded work per file (knowledge.parsing.safezip, knowledge.parsing.pdf, knowledge.tasks): a
+# DOCX/XLSX part may unpack to at most KB_ZIP_PART_MB, the whole package to KB_ZIP_TOTAL_MB
+# (pictures are not unpacked); a PDF may have at most KB_PDF_MAX_PAGES pages; one ingest may run
+# KB_INGEST_TIME_LIMIT_SECONDS before it is stopped with a plain-words error on its version.
+ZIP_PART_MB = env_int("KB_ZIP_PART_MB", 32, minimum=1)
+ZIP_TOTAL_MB = env_int("KB_ZIP_TOTAL_MB", 128, minimum=1)
+PDF_MAX_PAGES = env_int("KB_PDF_MAX_PAGES", 1000, minimum=1)
+INGEST_TIME_LIMIT_SECONDS = env_int("KB_INGEST_TIME_LIMIT_SECONDS", 900, minimum=10)
+# One ingest may run KB_INGEST_TIME_LIMIT_SECONDS: then it is stopped (the version says why in
+# plain words, knowledge.ingest.pipeline); a minute later the worker process is killed outright.
+# Celery stands behind both budgets: a scan may take its recognition's limit on top of the
+# ingest's own (the ingest's clock stops while Tesseract reads, knowledge.parsing.pdf).
+CELERY_TASK_ANNOTATIONS = {
+    "knowledge.ingest_version": {
+        "soft_time_limit": INGEST_TIME_LIMIT_SECONDS + OCR_TIME_LIMIT_SECONDS,
+        "time_limit": INGEST_TIME_LIMIT_SECONDS + OCR_TIME_LIMIT_SECONDS + 60,
+    }
+}
 DROP_FOLDER = env_path("KB_DROP_FOLDER", paths.HOME_DIR / "private_knowledge")
 DROP_FOLDER_SCAN_SECONDS = env_int("KB_DROP_FOLDER_SCAN_SECONDS", 30, minimum=5)
 DROP_FOLDER_SOURCE = env_str("KB_DROP_FOLDER_SOURCE", "Drop folder")

@@ -6,17 +6,22 @@ from django.urls import include, path
 from django.utils.translation import gettext_lazy as _
 
 from portal import audit_views, i18n, oidc_views, views
-from portal.throttle import LockoutAuthenticationForm
+from portal.signin import AdminSignInForm, SignInForm
 
 admin.site.site_header = _("Knowledge Belt administration")
 admin.site.site_title = "Knowledge Belt"
+# The admin's login form counts and throttles like /login/ (one counter for both).
+admin.site.login_form = AdminSignInForm
+
+handler500 = "portal.capacity.server_error"
 
 urlpatterns = [
-    path("healthz", views.healthz, name="healthz"),
+    # /healthz itself is answered by portal.health.HealthCheckMiddleware, before sessions.
+    path("healthz/services", views.health_services, name="health_services"),
     path(
         "login/",
         auth_views.LoginView.as_view(
-            redirect_authenticated_user=True, authentication_form=LockoutAuthenticationForm
+            redirect_authenticated_user=True, authentication_form=SignInForm
         ),
         name="login",
     ),

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.auth.decorators import login_not_required
+from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
@@ -21,17 +21,14 @@ class HtmxHttpRequest(HttpRequest):
     htmx: HtmxDetails
 
 
-@login_not_required
+@staff_member_required
 @never_cache
 @require_GET
-def healthz(request: HttpRequest) -> JsonResponse:
-    """200 only when the database, Redis and a worker are up; staff also see each service.
-
-    Anonymous callers get the status alone; the check itself is cached and shared between
-    concurrent callers (``portal.health``), so a flood of requests costs one check per period.
-    """
-    staff = request.user.is_authenticated and request.user.is_staff
-    payload = as_json(cached_service_states(), details=staff)
+def health_services(request: HttpRequest) -> JsonResponse:
+    """``/healthz/services`` (staff): the status and the state of each service, from the same
+    shared check as ``/healthz`` (which ``portal.health.HealthCheckMiddleware`` answers before
+    any session is read)."""
+    payload = as_json(cached_service_states(), details=True)
     return JsonResponse(payload, status=200 if payload["status"] == "ok" else 503)
 
 

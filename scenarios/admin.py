@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from portal.admin_audit import AuditedModelAdmin
 from scenarios.models import Analysis
 
 
 @admin.register(Analysis)
-class AnalysisAdmin(admin.ModelAdmin):
+class AnalysisAdmin(AuditedModelAdmin):
     list_display = ("title", "user", "status", "task_key", "created_at")
     list_filter = ("status",)
     search_fields = ("title", "description", "task_key")

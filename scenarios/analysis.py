@@ -15,9 +15,12 @@ from django.utils.translation import gettext as _
 from chat.llm import LLM, get_llm
 from knowledge.models import Chunk, Document, Source
 from scenarios import mindmap, questions
+from scenarios.corpus import corpus_for
 from scenarios.documents import readable_documents
 from scenarios.models import Analysis
+from scenarios.relevance import rank
 from scenarios.suggest import add_suggestions
+from scenarios.terms import read_terms
 
 TASK_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*-\d+$")
 MAX_DESCRIPTION = 20_000
@@ -63,9 +66,8 @@ def start_analysis(user, text: str) -> Analysis:
         title, description, url = _from_task(key, user)
     else:
         description = text
-        first = description.splitlines()[0].strip()
-        title = first if len(first) <= 120 else first[:117] + "…"
-    planned, known = questions.plan(description, mindmap.component_titles(description, user))
+        title = _title(description)
+    planned, known = questions.plan(description, component_tiles(description, user))
     return Analysis.objects.create(
         user=user,
         title=title,
@@ -90,32 +92,54 @@ def answer_question(analysis: Analysis, value: str, *, llm: LLM | None | bool = 
     return analysis
 
 
-def _context(analysis: Analysis) -> tuple[str, list[str]]:
-    """The search query (the description with the chosen component and platform) and the
-    answers in words for the map's root."""
-    words, context = [analysis.description], []
+def component_tiles(description: str, user) -> list[dict[str, str]]:
+    """The product's functional areas as tiles: the requirement sections the change touches,
+    then the others of the requirements documents, in their order ("document id:number")."""
+    corpus = corpus_for(user)
+    ranking = rank(read_terms(description), corpus)
+    keys = [t.key for t in ranking.touched] + [r.key for r in corpus.requirements]
+    titles = {r.key: r.statement.section.label for r in corpus.requirements}
+    return [{"value": f"{doc}:{number}", "label": titles[(doc, number)]}
+            for doc, number in dict.fromkeys(keys)]  # fmt: skip
+
+
+def _context(analysis: Analysis) -> list[str]:
+    """The answers in words, for the map's root."""
+    context = []
     for question, label in analysis.answered:
         if label:
             context.append(f"{question['text']} {label}")
-            if question["key"] in ("component", "platform") and analysis.answers[
-                question["key"]
-            ] not in ("", "all"):
-                words.append(label)
     for key in ("platform", "change"):
         if key in analysis.answers and key not in {q["key"] for q in analysis.questions}:
             context.append(f"{key}: {analysis.answers[key]}")
-    return " ".join(words)[:MAX_DESCRIPTION], context
+    return context
+
+
+def analyse(description: str, user=None, *, title: str = "", component: str = "") -> dict:
+    """The mind map of a described change without questions (``manage.py analyse``, the
+    benchmark): the same builder as the page's. ``user`` None reads every document."""
+    description = description.strip()[:MAX_DESCRIPTION]
+    if not description:
+        raise AnalysisInputError(_("Describe the change, or give a tracker task key."))
+    return mindmap.build_map(
+        title or _title(description), description, user, context=[], component=component
+    )
+
+
+def _title(description: str) -> str:
+    first = description.splitlines()[0].strip()
+    return first if len(first) <= 120 else first[:117] + "…"
 
 
 def build(analysis: Analysis, *, llm: LLM | None) -> None:
     """Builds (or rebuilds) the analysis's mind map as its author may read the documents."""
-    query, context = _context(analysis)
     tree = mindmap.build_map(
         analysis.title,
-        query,
+        analysis.description,
         analysis.user,
         task_url=analysis.task_url,
-        context=context,
+        context=_context(analysis),
+        component=analysis.answers.get("component", ""),
     )
     analysis.llm_model = ""
     if llm is not None:

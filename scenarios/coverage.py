@@ -52,6 +52,7 @@ class Cover:
 
     source: dict[str, Any]  # document, version, section, title, url
     evidence: matching.Evidence
+    section: Section | None = field(default=None, repr=False, compare=False)  # the test unit
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -175,10 +176,12 @@ def match_statements(
     progress: Progress | None = None,
     language: str = "russian",
     corpus: Sequence[VersionSections] = (),
+    retrieval: bool = True,
 ) -> list[list[Cover]]:
     """For each statement, the test units (of any of ``test_documents``) that cover it, the
     strongest first. How rare a term is is counted over every section of the documents compared
-    (``corpus`` and the test documents): a word of most sections links nothing."""
+    (``corpus`` and the test documents): a word of most sections links nothing. ``retrieval``
+    False: references, headings and shared terms only (no search per statement)."""
     pool = [(loaded, section) for loaded, sections in test_documents for section in sections]
     lexical = _Lexemes(language)
     statement_terms = [lexical.add(s.body) for s in statements]
@@ -202,7 +205,7 @@ def match_statements(
     ]
     results = []
     for n, statement in enumerate(statements, start=1):
-        ranks = _retrieval_ranks(statement, test_documents, user)
+        ranks = _retrieval_ranks(statement, test_documents, user) if retrieval else {}
         covers = []
         for index, (loaded, unit) in enumerate(pool):
             terms, score = matching.shared_terms(
@@ -222,7 +225,7 @@ def match_statements(
                 retrieval_score=rank[1] if rank else None,
             )
             if evidence.covers:
-                covers.append(Cover(loaded.describe(unit), evidence))
+                covers.append(Cover(loaded.describe(unit), evidence, unit))
         covers.sort(key=lambda c: -c.evidence.strength)
         results.append(covers)
         if progress:

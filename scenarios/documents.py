@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.utils.translation import gettext as _
 
 from knowledge.models import Document
@@ -15,6 +17,46 @@ def readable_documents(user):
     """The live documents ``user`` may read (every live document for None: the command line)."""
     documents = Document.objects.live().select_related("source")
     return documents if user is None else documents.visible_to(user)
+
+
+_DOCUMENT_LINK = re.compile(r"^/documents/(\d+)/")
+
+
+def readable_tree(tree: dict, user) -> tuple[dict, int]:
+    """The mind map as ``user`` may read it now (checked on every view and export, as the chat
+    checks an old answer): a node linking a document they may no longer read goes, with
+    everything under it (the sections and checks drawn from it). Returns (tree, how many
+    nodes went)."""
+    linked = {int(m[1]) for url in _links(tree) if (m := _DOCUMENT_LINK.match(url))}
+    allowed = set(
+        Document.objects.visible_to(user).filter(pk__in=linked).values_list("pk", flat=True)
+    )
+
+    def keep(node: dict) -> tuple[dict | None, int]:
+        match = _DOCUMENT_LINK.match(str(node.get("url") or ""))
+        if match and int(match[1]) not in allowed:
+            return None, _count(node)
+        children, dropped = [], 0
+        for child in node.get("children", []):
+            kept, gone = keep(child)
+            dropped += gone
+            if kept is not None:
+                children.append(kept)
+        return {**node, "children": children}, dropped
+
+    kept, dropped = keep(tree)
+    return kept or {**tree, "children": []}, dropped
+
+
+def _links(node: dict) -> list[str]:
+    found = [str(node["url"])] if node.get("url") else []
+    for child in node.get("children", []):
+        found += _links(child)
+    return found
+
+
+def _count(node: dict) -> int:
+    return 1 + sum(_count(child) for child in node.get("children", []))
 
 
 def find_document(title: str, user=None) -> Document:

@@ -6,7 +6,8 @@ sub-headings typed as plain paragraphs ("4.1.2. Требования к орга
 paragraphs styled as headings ("Для клиента:"). Its table of contents, however, carries the real
 numbers. So:
 
-- a document whose headings have levels keeps the parser's numbers;
+- a document whose headings have levels, or that has no table of contents (a wiki page with
+  one heading), keeps the parser's numbers;
 - a flat one takes each heading's number from its table of contents, matched by title; a heading
   the contents do not list is a paragraph of the current section, unless it is a short title in
   capitals ("ПРИЛОЖЕНИЕ 1"), which opens an unnumbered section;
@@ -92,8 +93,9 @@ def body_lines(block: dict[str, Any]) -> list[str]:
 
 def sections(blocks: Sequence[dict[str, Any]]) -> list[Section]:
     """The document's sections in reading order, with their own numbers (see the module doc)."""
-    leveled = _has_levels(blocks)
-    toc = {} if leveled else toc_numbers(blocks)
+    toc = {} if _has_levels(blocks) else toc_numbers(blocks)
+    # Headings with levels, or no contents to take numbers from: the parser's numbers.
+    leveled = not toc
     found: list[Section] = []
     current: Section | None = None
     stack: list[Section] = []  # open sections, for titles' paths

@@ -1,8 +1,9 @@
 """The guided analysis's questions: at most three, one at a time, each answered with a tile.
 
 Asked only what the description leaves open: the platform (unless it names one), the component
-(tiles are the section titles the search finds for the description, when it finds two or more
-distinct ones), and the kind of change (unless the description says it is a fix).
+(tiles are the product's functional areas: the sections of its requirements documents, those the
+change touches first, when there are two or more), and the kind of change (unless the
+description says it is a fix).
 """
 
 from __future__ import annotations
@@ -49,8 +50,12 @@ def named_platform(description: str) -> str:
     return found[0] if len(found) == 1 else ""
 
 
-def plan(description: str, components: Sequence[str]) -> tuple[list[dict], dict[str, str]]:
-    """The questions to ask, and the answers the description already gives."""
+def plan(
+    description: str, components: Sequence[dict[str, str]]
+) -> tuple[list[dict], dict[str, str]]:
+    """The questions to ask, and the answers the description already gives; ``components``
+    are the product's functional areas as tiles (the requirement sections, the ones the
+    change touches first)."""
     questions: list[dict] = []
     known: dict[str, str] = {}
     platform = named_platform(description)
@@ -64,13 +69,13 @@ def plan(description: str, components: Sequence[str]) -> tuple[list[dict], dict[
                 "tiles": platform_tiles(),
             }
         )
-    distinct = list(dict.fromkeys(c for c in components if c))[:MAX_COMPONENT_TILES]
-    if len(distinct) >= 2:
+    tiles = list({t["value"]: t for t in components if t.get("value")}.values())
+    if len(tiles) >= 2:
         questions.append(
             {
                 "key": "component",
                 "text": _("Which part of the product does it change?"),
-                "tiles": [{"value": c, "label": c} for c in distinct],
+                "tiles": tiles[:MAX_COMPONENT_TILES],
             }
         )
     if _FIX.search(description):

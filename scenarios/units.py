@@ -13,24 +13,13 @@ from dataclasses import dataclass, field
 from django.db import connection
 from django.urls import reverse
 
-from knowledge.models import Chunk, Document, DocumentVersion, Source
+from knowledge.models import Chunk, Document, DocumentVersion
 from knowledge.retrieval.hits import chunk_url
+from knowledge.roles import opening
 from scenarios import numbering
 from scenarios.numbering import Section
+from scenarios.parts import REQUIREMENTS_PART, TEST_PART
 
-# A part of a test document that checks things: its methods, test cases, checks, checklists.
-TEST_PART = re.compile(
-    r"метод|испытание\b|провер|тест-кейс|тестов\w* сценари|тестов\w* случа|чек-лист|"
-    r"\btest|\bcheck|verification",
-    re.IGNORECASE,
-)
-# A document that is a test programme, test plan, set of test cases or a checklist.
-TEST_DOCUMENT = re.compile(
-    r"методик\w* испытани|\bПМИ\b|тест-кейс|тестов\w* (?:план|сценари|случа)|чек-лист|"
-    r"test (?:plan|cases?|programme|program|procedure)|checklist",
-    re.IGNORECASE,
-)
-REQUIREMENTS_PART = re.compile(r"требовани|requirement", re.IGNORECASE)
 NOT_REQUIRED = re.compile(
     r"не\s+предъявля|не\s+предусмотрен|not\s+applicable|no\s+requirements?", re.IGNORECASE
 )
@@ -70,6 +59,7 @@ class VersionSections:
     sections: list[Section]
     chunk_blocks: dict[int, int] = field(default_factory=dict)  # chunk id -> its first block
     chunk_ends: dict[int, int] = field(default_factory=dict)  # chunk id -> its last block
+    opening: str = ""  # the title page: the text before the first heading
 
     def url(self, section: Section) -> str:
         """As citations link: the viewer at this version, scrolled to the section's first chunk
@@ -119,16 +109,7 @@ def load(document: Document) -> VersionSections | None:
         numbering.sections(blocks),
         {pk: start for pk, start, _ in chunks},
         {pk: end for pk, _, end in chunks},
-    )
-
-
-def is_test_document(document: Document) -> bool:
-    """A test programme, test plan, set of test cases or a checklist (by title or source)."""
-    return (
-        bool(TEST_DOCUMENT.search(document.title))
-        or document.source.kind == Source.Kind.CHECKLISTS
-        or document.path.lower().endswith(".xlsx")
-        and bool(TEST_PART.search(document.title))
+        opening(blocks),
     )
 
 

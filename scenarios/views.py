@@ -9,12 +9,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from knowledge.roles import Role
 from scenarios import exports
 from scenarios.analysis import AnalysisInputError, answer_question, start_analysis
 from scenarios.coverage import CoverageError, build_coverage, reasons_text
-from scenarios.documents import readable_documents
+from scenarios.documents import readable_documents, readable_tree
 from scenarios.models import Analysis
-from scenarios.units import is_test_document
 
 
 @login_required
@@ -39,10 +39,16 @@ def scenarios_home(request: HttpRequest) -> HttpResponse:
 def analysis_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The current question with its tiles, or the mind map with its exports."""
     analysis = get_object_or_404(Analysis.objects.owned_by(request.user), pk=pk)
+    tree, left_out = readable_tree(analysis.tree, request.user) if analysis.tree else (None, 0)
     return render(
         request,
         "scenarios/analysis.html",
-        {"analysis": analysis, "question": analysis.current_question, "tree": analysis.tree},
+        {
+            "analysis": analysis,
+            "question": analysis.current_question,
+            "tree": tree,
+            "left_out": left_out,
+        },
     )
 
 
@@ -63,7 +69,8 @@ def analysis_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     if fmt not in exports.FORMATS or not analysis.tree:
         raise Http404
     content_type, extension = exports.FORMATS[fmt]
-    body = exports.export(analysis.tree, fmt, request.build_absolute_uri("/"))
+    tree, _ = readable_tree(analysis.tree, request.user)
+    body = exports.export(tree, fmt, request.build_absolute_uri("/"))
     response = HttpResponse(body, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="analysis-{analysis.pk}.{extension}"'
     return response
@@ -76,7 +83,8 @@ def coverage_page(request: HttpRequest) -> HttpResponse:
     sections that check them, uncovered first."""
     documents = list(readable_documents(request.user).order_by("title"))
     by_id = {str(d.pk): d for d in documents}
-    tests = [d for d in documents if is_test_document(d)]
+    tests = [d for d in documents if d.effective_role in (Role.TESTS, Role.CHECKLIST)]
+    specified = [d for d in documents if d.effective_role == Role.REQUIREMENTS]
     chosen_req = by_id.get(request.GET.get("requirements", ""))
     chosen_tests = by_id.get(request.GET.get("tests", ""))
     result, error = None, ""
@@ -89,7 +97,7 @@ def coverage_page(request: HttpRequest) -> HttpResponse:
         request,
         "scenarios/coverage.html",
         {
-            "documents": [d for d in documents if d not in tests] or documents,
+            "documents": specified or [d for d in documents if d not in tests] or documents,
             "test_documents": tests or documents,
             "chosen_req": chosen_req,
             "chosen_tests": chosen_tests,

@@ -30,13 +30,28 @@ def _fresh_search_caches() -> Iterator[None]:
     """search() reads the stored embedding models and dimensions once a minute per process; a
     test that stored vectors of another model (the served embedder, a tiny test model) would
     otherwise make the next tests in that minute refuse the configured model."""
-    from knowledge.retrieval import search as search_module
+    from knowledge import vector_index
 
-    search_module._stored_models.cache_clear()
-    search_module._stored_dimensions.cache_clear()
+    vector_index.forget_stored()
     yield
-    search_module._stored_models.cache_clear()
-    search_module._stored_dimensions.cache_clear()
+    vector_index.forget_stored()
+
+
+@pytest.fixture(autouse=True)
+def _forget_sign_in_counters() -> Iterator[None]:
+    """Sign-in counters live in Redis for a day: one test's wrong passwords from the test
+    client's address must not cool off the next test's sign-ins."""
+    yield
+    import redis
+
+    from portal.throttle import _redis
+
+    try:
+        client = _redis()
+        for key in client.scan_iter("kb:signin:*"):
+            client.delete(key)
+    except redis.RedisError:
+        pass  # a test that never started the session's Redis left nothing there
 
 
 # --- the ranking's weights ----------------------------------------------------------------------
@@ -172,7 +187,8 @@ def worker(transactional_db) -> Iterator[WorkerProcess]:
 
 
 class PortalServer:
-    """uvicorn serving the real ASGI application on a free loopback port."""
+    """uvicorn serving the real ASGI application on a free loopback port, started as
+    ``./kb run`` starts it."""
 
     def __init__(self, **env: str) -> None:
         self.port = free_port()
@@ -180,20 +196,11 @@ class PortalServer:
         self.log_path = ARTIFACTS / "logs" / f"web-{self.port}.log"
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        from portal.management.commands.run import web_command
+
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "portal.asgi:application",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--lifespan",
-                "off",
-                "--no-access-log",
-            ],
+            # The product's own command line (its flags are part of what is tested).
+            web_command("127.0.0.1", self.port),
             cwd=ROOT,
             env=subprocess_env(**env),
             stdout=self._log,

@@ -165,7 +165,7 @@ def request_kind(messages: list[dict[str, Any]]) -> str:
         return "classify"
     if "standalone question" in system:
         return "rewrite"
-    if "suggest additional checks" in system:
+    if "suggest additional" in system:  # the guided test analysis's test cases
         return "suggest"
     return "reformulate" if "reformulat" in system else "answer"
 
@@ -208,9 +208,9 @@ def judge(text: str) -> str:
 
 
 def suggest(text: str) -> str:
-    """Checks as the guided test analysis asks for them: one line per gap ("Проверить: ..."),
-    else one per requirement; a fixed line when the message lists neither."""
-    gaps = text.split("Gaps", 1)[-1] if "Gaps" in text else ""
+    """Test cases as the guided test analysis asks for them: one line per gap ("Проверить:
+    ..."), else one per requirement; a fixed line when the message lists neither."""
+    gaps = text.split("Gaps:", 1)[-1].split("Checks the knowledge", 1)[0] if "Gaps:" in text else ""
     labels = re.findall(r"<<<(.*?)>>>", gaps, re.S) or re.findall(
         r"^- <<<(.*?)>>>", text, re.S | re.M
     )

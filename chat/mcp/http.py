@@ -22,7 +22,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from chat.mcp.server import Caller, build_server, in_thread
 from portal import audit
-from portal.api_auth import TOKEN_PREFIX, user_for_token
+from portal.addresses import client_address
+from portal.api_auth import TOKEN_PREFIX, authenticate_token
 
 PATH = "/mcp"
 CALLER = "knowledge_belt.mcp_caller"  # the ASGI scope key the endpoint leaves the caller under
@@ -55,7 +56,7 @@ class McpEndpoint:
             await caller(scope, receive, send)
             return
         manager = await self._running_manager()
-        await manager.handle_request({**scope, CALLER: caller}, receive, send)
+        await manager.handle_request({**scope, CALLER: caller}, receive, _no_store(send))
 
     async def _running_manager(self) -> StreamableHTTPSessionManager:
         """The SDK's request handler, started on the first request.
@@ -82,6 +83,23 @@ class McpEndpoint:
         return self._manager
 
 
+def _no_store(send: Send) -> Send:
+    """Every answer of the endpoint says ``Cache-Control: no-store``: tool results are document
+    text as one user may read it, never for a browser's or a proxy's cache."""
+
+    async def sending(message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [
+                (name, value)
+                for name, value in message.get("headers", [])
+                if name.lower() != b"cache-control"
+            ]
+            message = {**message, "headers": [*headers, (b"cache-control", b"private, no-store")]}
+        await send(message)
+
+    return sending
+
+
 async def _hold(manager: StreamableHTTPSessionManager, started: asyncio.Event) -> None:
     async with manager.run():
         started.set()
@@ -98,11 +116,24 @@ async def _authenticated(request: Request) -> Caller | Response:
     token = token.strip() if scheme.lower() == "bearer" else ""
     if not token:
         return _unauthorized("An API token is required: Authorization: Bearer <token>.")
-    address = request.client.host if request.client else ""
-    user = await in_thread(_authenticate)(token, address)
+    user, wait = await in_thread(_authenticate)(token, _client_address(request))
+    if wait:
+        message = f"Too many wrong API tokens from here: try again in {wait} s."
+        headers = {"Retry-After": str(wait), **NO_STORE}
+        return JSONResponse({"error": message}, status_code=429, headers=headers)
     if user is None:
         return _unauthorized("The API token is not valid or has been revoked.")
     return Caller(user, settings.PUBLIC_URL or str(request.base_url).rstrip("/"))
+
+
+def _client_address(request: Request) -> str:
+    """As ``portal.addresses.client_address`` reads a Django request."""
+    meta = HttpRequest()
+    meta.META["REMOTE_ADDR"] = request.client.host if request.client else ""
+    forwarded = request.headers.get("x-forwarded-for")
+    if forwarded:
+        meta.META["HTTP_X_FORWARDED_FOR"] = forwarded
+    return client_address(meta)
 
 
 def _caller(ctx: ServerRequestContext) -> Caller:
@@ -114,14 +145,15 @@ def _caller(ctx: ServerRequestContext) -> Caller:
 
 
 def _authenticate(token: str, address: str):
-    """The token's active owner (None: unknown, revoked, or an inactive user); audited."""
-    user = user_for_token(token)
+    """(the token's active owner or None: unknown, revoked, an inactive user; seconds to wait
+    when this address sent too many wrong tokens), throttled and audited as the JSON API's."""
+    request = HttpRequest()
+    request.META["REMOTE_ADDR"] = address
+    user, wait = authenticate_token(token, address, request)
     if user is not None:
-        request = HttpRequest()
         request.user = user
-        request.META["REMOTE_ADDR"] = address
         audit.record(request, "token-use", PATH, token=token[: len(TOKEN_PREFIX) + 6] + "…")
-    return user
+    return user, wait
 
 
 def _allowed_host(host: str) -> bool:

@@ -9,6 +9,7 @@ owner of the API token on each HTTP request (``chat.mcp.http``).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
@@ -31,6 +32,7 @@ from mcp.types import (
 from chat.mcp.tools import ToolError, call_tool, schema_for, tool_specs
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 NAME = "knowledge-belt"
 INSTRUCTIONS = (
     "The company's knowledge portal: its wiki, specifications, checklists and closed tracker "
@@ -94,6 +96,12 @@ def build_server(caller_of: Callable[[ServerRequestContext], Caller]) -> Server:
             )
         except ToolError as exc:
             return CallToolResult(content=[TextContent(type="text", text=str(exc))], is_error=True)
+        except Exception:
+            # A defect or a failing service: logged here, and the agent is not told the
+            # internals (a database's own words, file paths).
+            logger.exception("MCP tool %s failed", params.name)
+            text = "The portal could not answer this call; the administrators can see the log."
+            return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
         # A refusal is an answer like any other (refused: true), not an error.
         text = json.dumps(payload, ensure_ascii=False)
         return CallToolResult(

@@ -16,9 +16,9 @@ from typing import Any
 from django.conf import settings
 
 from chat import moderation
-from chat.answering import answer_now
 from chat.guard import chat_enabled
 from chat.models import AssistantProfile, Conversation
+from chat.pipeline import answer_now
 from chat.serialize import message_json
 from knowledge.embedding import EmbeddingModelMismatch
 from knowledge.models import Source
@@ -26,6 +26,7 @@ from knowledge.retrieval.hits import describe, result_summary
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
 from knowledge.retrieval.weights import Hits, weights
+from portal.params import unstorable
 from portal.throttle import LIMITS, hit
 
 MAX_QUERY_CHARS = 2000  # as GET /api/v1/search
@@ -183,6 +184,11 @@ def call_tool(user, name: str, arguments: dict[str, Any], *, base_url: str) -> d
     """Run one tool as ``user``; links in the result are absolute on ``base_url``.
 
     Raises ``ToolError`` for a call the agent can correct."""
+    if reason := unstorable(arguments):
+        # Before anything is looked up or stored: PostgreSQL would refuse it mid-answer.
+        raise ToolError(
+            f"An argument holds text that cannot be stored ({reason}); send it without."
+        )
     if name == "search":
         return run_search(user, arguments, base_url=base_url)
     if name == "ask":

@@ -191,6 +191,13 @@ class Portal:
             raise CheckFailed(f"/healthz answered {response.status_code}")
         return response.json()
 
+    def services(self) -> dict[str, Any]:
+        """Each service's state, as staff see it (``/healthz/services``)."""
+        response = self.get("/healthz/services")
+        if response.status_code not in (200, 503):
+            raise CheckFailed(f"/healthz/services answered {response.status_code}")
+        return response.json().get("services", {})
+
 
 def api_ask(portal: Portal, token: str, question: str) -> dict[str, Any]:
     """``POST /api/v1/ask`` with a personal token, as a tool or an agent calls it."""

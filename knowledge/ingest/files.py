@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 from django.conf import settings
 
-from knowledge.ingest.registration import SUPPORTED_SUFFIXES
+from knowledge.ingest.registration import IMAGE_SUFFIXES, SUPPORTED_SUFFIXES
 from knowledge.parsing.detect import API_EXTENSIONS, looks_like_openapi
 
 SKIPPED_NAMES: set[str] = set()
@@ -23,26 +25,62 @@ def _through_link(path: Path, root: Path) -> bool:
     return False
 
 
-def iter_document_files(root: Path) -> Iterator[tuple[Path, str, str]]:
-    """(path, path relative to root, problem) for every candidate file, sorted.
+HARD_LINK = (
+    "The file is a hard link to a file outside this folder (it has other names elsewhere); "
+    "it was not read"
+)
 
-    ``problem`` is a plain-words reason to refuse the file before reading it (too big), or "".
+
+def _names_inside(files: list[Path]) -> Counter[tuple[int, int]]:
+    """How many names each file (device, inode) has among ``files``."""
+    found: Counter[tuple[int, int]] = Counter()
+    for path in files:
+        with contextlib.suppress(OSError):
+            stat = path.lstat()
+            found[(stat.st_dev, stat.st_ino)] += 1
+    return found
+
+
+def _hard_link_to_outside(path: Path, names_inside: Counter[tuple[int, int]]) -> bool:
+    """The rule for hard links: a file with more names (links) than it has inside the folder
+    scanned has a name outside it, and what is outside is not the folder's to index (a link to
+    the portal's secret key, say). A file linked twice inside the folder is still read; once
+    its outside name is gone, the file is read too."""
+    try:
+        stat = path.lstat()
+    except OSError:
+        return True
+    return stat.st_nlink > names_inside.get((stat.st_dev, stat.st_ino), 0)
+
+
+def iter_document_files(root: Path, *, images: bool = True) -> Iterator[tuple[Path, str, str]]:
+    """(path, path relative to root, problem) for every candidate file, sorted; images (scans)
+    too unless ``images`` is False (a synced folder, whose pictures illustrate its pages).
+
+    ``problem`` is a plain-words reason to refuse the file before reading it (too big, a hard
+    link to a file outside the folder), or "".
     Hidden files, files of unsupported types and tables of contents are not candidates, nor, in
     a folder, JSON and YAML files that are no API description (package.json, mkdocs.yml): a
     file named on its own is always one, and is told what it is not.
     """
     limit = settings.MAX_UPLOAD_MB * 1024 * 1024
+    suffixes = SUPPORTED_SUFFIXES | IMAGE_SUFFIXES if images else SUPPORTED_SUFFIXES
     files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
     base = root.resolve()
+    names_inside = _names_inside(files) if root.is_dir() else {}
     for path in files:
         # A symbolic link (or a path through one) could point anywhere, the secret key
         # included: only regular files inside the folder scanned are candidates.
         if root.is_dir() and (_through_link(path, root) or not path.resolve().is_relative_to(base)):
             continue
+        if root.is_dir() and _hard_link_to_outside(path, names_inside):
+            relative = path.relative_to(root).as_posix()
+            yield path, relative, HARD_LINK
+            continue
         relative = path.name if root.is_file() else path.relative_to(root).as_posix()
         if any(part.startswith(".") for part in Path(relative).parts):
             continue
-        if path.suffix.lower() not in SUPPORTED_SUFFIXES or path.name in SKIPPED_NAMES:
+        if path.suffix.lower() not in suffixes or path.name in SKIPPED_NAMES:
             continue
         size = path.stat().st_size
         suffix = path.suffix.lower()

@@ -6,7 +6,9 @@ Idempotent by state, not by hope:
   (its worker looked dead) discards its work at the end;
 - the version's chunks are replaced in one transaction, so search never sees half a set;
 - a version whose worker died mid-ingest (heartbeat older than KB_INGEST_STALE_SECONDS) can be
-  claimed again by the next run: the beat task re-enqueues it, the reindex button forces it.
+  claimed again by the next run: the beat task re-enqueues it, the reindex button forces it;
+- a long parse (OCR of a scan) beats after every page: a reindex that took the version over
+  (``knowledge.services.reindex``) stops it there.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
@@ -35,7 +38,12 @@ from knowledge.embedding import (
 from knowledge.ingest.storage import read_blob
 from knowledge.ingest.store import ClaimLost, refresh_searchable, reusable_vectors, store_chunks
 from knowledge.models import Document, DocumentVersion
-from knowledge.parsing.base import ParsedDocument, ParseError
+from knowledge.parsing.base import (
+    ParsedDocument,
+    ParseError,
+    TimeBudgetExceeded,
+    time_budget,
+)
 from knowledge.parsing.registry import parse_document
 from knowledge.vector_index import check_dimensions
 
@@ -53,6 +61,21 @@ __all__ = [
 logger = logging.getLogger(__name__)
 Status = DocumentVersion.Status
 Progress = Callable[[int, str], None]  # percent, stage
+# Runs of one version in a row that may end without a word (the worker killed: past the hard
+# time limit, out of memory) before it is marked failed instead of being taken up forever.
+MAX_ATTEMPTS = 3
+TIME_LIMIT = (
+    "Reading and indexing the file took longer than {seconds} s, so it was stopped "
+    "(KB_INGEST_TIME_LIMIT_SECONDS): split the document, or ask the administrators to raise "
+    "the limit"
+)
+GAVE_UP = (
+    "Indexing stopped {attempts} times without finishing (the worker ran out of time or "
+    "memory); it is not tried again until someone reindexes it"
+)
+# A version that was recognised (OCR) spends most of its time there: the progress bar gives the
+# recognition its first 80 %, the embedding the rest; other versions 10 % for the parse.
+OCR_SHARE = 80
 
 
 @dataclass
@@ -71,10 +94,12 @@ def claim_version(version_id: int, *, force: bool = False) -> str | None:
     ready and failed (reindex).
     """
     stale = timezone.now() - timedelta(seconds=settings.INGEST_STALE_SECONDS)
-    claimable = Q(status=Status.PENDING) | Q(
-        status__in=DocumentVersion.ACTIVE, heartbeat_at__lt=stale
+    abandoned = Q(status__in=DocumentVersion.ACTIVE) & (
+        Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True)
     )
-    claimable |= Q(status__in=DocumentVersion.ACTIVE, heartbeat_at__isnull=True)
+    if not _may_take_over(version_id, abandoned):
+        return None
+    claimable = Q(status=Status.PENDING) | abandoned
     if force:
         claimable |= Q(status__in=[Status.READY, Status.FAILED])
     token = uuid.uuid4().hex
@@ -88,6 +113,29 @@ def claim_version(version_id: int, *, force: bool = False) -> str | None:
         attempts=F("attempts") + 1,
     )
     return token if updated else None
+
+
+def _may_take_over(version_id: int, abandoned: Q) -> bool:
+    """False when the version's runs died ``MAX_ATTEMPTS`` times in a row (killed past the hard
+    time limit, or out of memory): it is marked failed instead of being taken up forever. The
+    count lives in its timings, which every finished run replaces."""
+    row = DocumentVersion.objects.filter(abandoned, pk=version_id).values("timings").first()
+    if row is None:
+        return True  # not abandoned: nothing to count
+    timings = dict(row["timings"] or {})
+    died = int(timings.get("runs_stopped", 0)) + 1
+    if died >= MAX_ATTEMPTS:
+        DocumentVersion.objects.filter(abandoned, pk=version_id).update(
+            status=Status.FAILED,
+            claim_token="",
+            stage="",
+            error=GAVE_UP.format(attempts=died),
+        )
+        return False
+    DocumentVersion.objects.filter(abandoned, pk=version_id).update(
+        timings={**timings, "runs_stopped": died}
+    )
+    return True
 
 
 def _beat(version_id: int, token: str, **fields) -> None:
@@ -159,7 +207,7 @@ def start_version(
     version = DocumentVersion.objects.select_related("document").defer("parsed").get(pk=version_id)
     timings: dict[str, float] = {}
     try:
-        parsed = _timed(timings, "parse_s", lambda: _parse(version))
+        parsed = _timed(timings, "parse_s", lambda: _parse(version, token))
         drafts = _timed(timings, "chunk_s", lambda: _chunk(parsed))
         _save_parsed(version, token, parsed, drafts)
         embedder = embedder or get_embedder()
@@ -197,7 +245,8 @@ def add_vectors(started: Started, first: int, output: Embeddings, model_id: str)
 def beat_progress(started: Started, embedded: int) -> int:
     """Heartbeat and progress of a version ``embedded`` of whose todo texts have vectors;
     ClaimLost when another run owns it now. Returns the percent recorded."""
-    percent = 10 + int(85 * embedded / max(1, len(started.todo)))
+    first = _embed_start(started.parsed)
+    percent = first + int((95 - first) * embedded / max(1, len(started.todo)))
     _beat(started.version.pk, started.token, progress=percent)
     return percent
 
@@ -246,6 +295,8 @@ def _failed(version_id: int, token: str, exc: Exception, timings: dict[str, floa
         # Nothing was stored: the chunks and their vectors are written together after the last
         # batch, so a server that stops mid-document leaves nothing half-embedded searchable.
         message = f"Not indexed: {exc}. Reindex it once the embeddings server is back."
+    elif isinstance(exc, (SoftTimeLimitExceeded, TimeBudgetExceeded)):
+        message = TIME_LIMIT.format(seconds=settings.INGEST_TIME_LIMIT_SECONDS)
     elif isinstance(exc, MemoryError):
         _fail(
             version_id,
@@ -289,12 +340,33 @@ def _timed(timings: dict[str, float], key: str, step):
         timings[key] = round(time.perf_counter() - started, 3)
 
 
-def _parse(version: DocumentVersion) -> ParsedDocument:
+def _parse(version: DocumentVersion, token: str) -> ParsedDocument:
     try:
         data = read_blob(version.file.name)
     except OSError:
         raise ParseError("The stored file of this version is missing; upload it again") from None
-    return parse_document(data, version.filename)
+
+    def recognised(done: int, total: int) -> None:
+        # Runs in this thread after each scanned page: the Documents page shows it, and a
+        # reindex that took the version over raises ClaimLost here, which ends the run.
+        _beat(
+            version.pk,
+            token,
+            progress=OCR_SHARE * done // max(1, total),
+            stage=ocr_stage(done, total),
+        )
+
+    with time_budget(settings.INGEST_TIME_LIMIT_SECONDS):
+        return parse_document(data, version.filename, progress=recognised)
+
+
+def ocr_stage(done: int, total: int) -> str:
+    """The stage word of a version being recognised: "ocr 3/50" (``status_label`` shows it)."""
+    return f"ocr {done}/{total}"
+
+
+def _embed_start(parsed: ParsedDocument) -> int:
+    return OCR_SHARE if parsed.metadata.get("ocr") else 10
 
 
 def _chunk(parsed: ParsedDocument) -> list[ChunkDraft]:
@@ -321,8 +393,9 @@ def _save_parsed(
         token,
         status=Status.EMBEDDING,
         stage="embedding",
-        progress=10,
+        progress=_embed_start(parsed),
         parsed=parsed.to_dict(),
+        ocr=parsed.metadata.get("ocr", {}),
         format=parsed.metadata.get("format", ""),
         block_count=len(parsed.blocks),
         chunk_count=len(drafts),

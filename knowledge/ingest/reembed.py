@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Q
 
+from knowledge import vector_index
 from knowledge.embedding import Embedder
 from knowledge.ingest.pipeline import embed_key, text_to_embed
 from knowledge.ingest.store import forget_index
@@ -123,8 +124,4 @@ def _reembed_rows(embedder: Embedder, rows: list[dict]) -> int:
 def _forget_cached_models() -> None:
     # Search checks the stored model once a minute per process; this process (tests, the shell)
     # should see the switch at once. Other processes see it within that minute.
-    from knowledge.retrieval import search
-
-    cached = getattr(search, "_stored_models", None)
-    if cached is not None and hasattr(cached, "cache_clear"):
-        cached.cache_clear()
+    vector_index.forget_stored()

@@ -19,7 +19,8 @@ from knowledge.ingest.storage import sha256_of, store_blob
 from knowledge.models import Document, DocumentVersion, Source
 from knowledge.queue import INGEST_VERSION, enqueue_on_commit
 
-# JSON and YAML: API descriptions (OpenAPI, Swagger); the content decides, not the name.
+# JSON and YAML: API descriptions (OpenAPI, Swagger). The content decides how a file is read,
+# not the name; the name decides which files of a folder are candidates.
 SUPPORTED_SUFFIXES = {
     ".docx",
     ".pdf",
@@ -31,6 +32,11 @@ SUPPORTED_SUFFIXES = {
     ".yaml",
     ".yml",
 }
+
+# Scans, recognised with OCR: candidates of the drop folder and of ``manage.py ingest``, not of
+# a synced wiki or folder, whose pictures illustrate its pages (and would each fail as a
+# document when they hold no text).
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".tif", ".tiff"}
 
 _DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4})[-_.](\d{2})[-_.](\d{2})(?!\d)")
 _VERSION_IN_NAME = re.compile(

@@ -28,6 +28,7 @@ from knowledge.identifiers import lexical_text
 from knowledge.ingest.registration import title_from_path
 from knowledge.models import Chunk, Document, DocumentVersion
 from knowledge.parsing.base import ParsedDocument
+from knowledge.roles import read_role
 from knowledge.tables import row_labels
 from knowledge.vector_index import ensure_vector_index
 
@@ -131,6 +132,12 @@ def store_chunks(
     document = version.document
     lexical = search_vectors(parsed.title or document.title, parsed.language, drafts)
     rows = _rows(version, parsed, drafts, vectors, lexical, embedder)
+    role = read_role(
+        title=document_title(parsed.title, version.filename, document),
+        source_kind=document.source.kind,
+        blocks=[block.to_dict() for block in parsed.blocks],
+        fmt=parsed.metadata.get("format", ""),
+    )
     with transaction.atomic():
         # The document first, then the version: the order every other writer locks them in
         # (registration, version moves and removals), so two of them cannot deadlock.
@@ -190,6 +197,7 @@ def store_chunks(
         if newest:  # an older version re-ingested later does not rename the document
             fields["current_version"] = locked
             fields["title"] = document_title(parsed.title, version.filename, document)
+            fields["detected_role"] = role
         Document.objects.filter(pk=document.pk).update(**fields)
         if live:
             refresh_document_vector(document.pk)

@@ -10,6 +10,10 @@ apart so that the chunker can split a long table by rows and repeat the header.
 from __future__ import annotations
 
 import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -21,6 +25,44 @@ BLOCK_KINDS: tuple[str, ...] = ("heading", "text", "list", "table", "test_case",
 
 class ParseError(Exception):
     """The file cannot be read as a document; the message is shown to users as is."""
+
+
+class TimeBudgetExceeded(Exception):
+    """Reading the file took longer than its ingest may (``time_budget``)."""
+
+
+_budget = threading.local()
+
+
+@contextmanager
+def time_budget(seconds: float) -> Iterator[None]:
+    """Parsers in this block check ``check_time_budget`` between pages (and the like): a file
+    that takes too long stops at the next one. Celery's soft time limit is not enough alone:
+    PyMuPDF's table finder catches every exception, the limit's included, and goes on."""
+    previous = getattr(_budget, "deadline", None)
+    _budget.deadline = time.monotonic() + seconds
+    try:
+        yield
+    finally:
+        _budget.deadline = previous
+
+
+@contextmanager
+def paused_time_budget() -> Iterator[None]:
+    """The budget's clock stops in this block (a scan's recognition, which has a time limit of
+    its own): the deadline moves on by the time spent here."""
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        if getattr(_budget, "deadline", None) is not None:
+            _budget.deadline += time.monotonic() - started
+
+
+def check_time_budget() -> None:
+    deadline = getattr(_budget, "deadline", None)
+    if deadline is not None and time.monotonic() > deadline:
+        raise TimeBudgetExceeded
 
 
 @dataclass

@@ -1,9 +1,10 @@
 """Which parser a file needs, decided by its content and never by its extension alone.
 
 Also the checks that must run before any parser touches the bytes: an empty file, a zip bomb
-(a DOCX or XLSX that expands to far more than it weighs), an image or archive named like a
+(a DOCX or XLSX that expands to far more than it weighs), an archive or a program named like a
 document, an encrypted Office file. Text that is an OpenAPI (Swagger) description, in JSON or
-YAML, is an API description whatever its name.
+YAML, is an API description whatever its name. A PNG, JPEG or TIFF image is a scanned document
+(recognised with OCR) whatever its name; other images are refused.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pathlib import PurePosixPath
 
 from knowledge.parsing.base import ParseError
 
-FORMATS = ("docx", "pdf", "xlsx", "markdown", "text", "openapi")
+FORMATS = ("docx", "pdf", "xlsx", "markdown", "text", "openapi", "image")
+IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".jpe", ".tif", ".tiff"}
 MARKDOWN_EXTENSIONS = {".md", ".markdown", ".mdown", ".mkd"}
 TEXT_EXTENSIONS = {".txt", ".text", ".log", ".csv", ".rst"}
 # JSON and YAML files are indexed only as API descriptions: a name like these sends the file to
@@ -29,13 +31,20 @@ _YAML_PATHS = re.compile(rb"^paths[ \t]*:", re.M)
 _JSON_API = re.compile(rb'"(?:openapi|swagger)"\s*:')
 _JSON_PATHS = re.compile(rb'"paths"\s*:\s*\{')
 
+# Images read as scans, by their first bytes.
+IMAGE_KINDS = {"png": "PNG", "jpeg": "JPEG", "tiff": "TIFF"}
+_IMAGE_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "png"),
+    (b"\xff\xd8\xff", "jpeg"),
+    (b"II*\x00", "tiff"),
+    (b"MM\x00*", "tiff"),
+)
+
 # A DOCX/XLSX may not unpack to more than this, nor with a higher ratio than this.
 MAX_UNPACKED_BYTES = 512 * 1024 * 1024
 MAX_COMPRESSION_RATIO = 200
 
 _MAGIC = [
-    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
-    (b"\xff\xd8\xff", "a JPEG image"),
     (b"GIF87a", "a GIF image"),
     (b"GIF89a", "a GIF image"),
     (b"\x1f\x8b", "a gzip archive"),
@@ -54,6 +63,11 @@ _EXPECTED = {
     ".json": "an API description",
     ".yaml": "an API description",
     ".yml": "an API description",
+    ".png": "a PNG image",
+    ".jpg": "a JPEG image",
+    ".jpeg": "a JPEG image",
+    ".tif": "a TIFF image",
+    ".tiff": "a TIFF image",
 }
 
 
@@ -72,6 +86,9 @@ def detect_format(data: bytes, filename: str) -> Detected:
     if not data or not data.strip():
         raise ParseError("The file is empty")
     suffix = PurePosixPath(filename).suffix.lower()
+    kind = image_kind(data)
+    if kind:
+        return _image(kind, suffix)
     for magic, name in _MAGIC:
         if data.startswith(magic):
             raise ParseError(
@@ -103,6 +120,22 @@ def _with_warning(fmt: str, suffix: str, expected: set[str]) -> Detected:
             f"The file is named '{suffix}' but its content is {fmt.upper()}; read as {fmt.upper()}",
         )
     return Detected(fmt)
+
+
+def image_kind(data: bytes) -> str:
+    """ "png", "jpeg" or "tiff" by the file's first bytes; "" for anything else."""
+    return next((kind for magic, kind in _IMAGE_MAGIC if data.startswith(magic)), "")
+
+
+def _image(kind: str, suffix: str) -> Detected:
+    """A scanned page (or pages): read with OCR, with a warning when named as something else."""
+    name = IMAGE_KINDS[kind]
+    if suffix and suffix not in IMAGE_EXTENSIONS:
+        return Detected(
+            "image",
+            f"The file is named '{suffix}' but its content is a {name} image; read as a scan",
+        )
+    return Detected("image")
 
 
 def _detect_zip(data: bytes, filename: str, suffix: str) -> Detected:
@@ -150,7 +183,7 @@ def _detect_text(data: bytes, suffix: str) -> Detected:
         return Detected("openapi")  # not an API description: the parser says what it is
     if suffix in MARKDOWN_EXTENSIONS:
         return Detected("markdown")
-    if suffix in {".docx", ".pdf", ".xlsx"}:
+    if suffix in {".docx", ".pdf", ".xlsx"} | IMAGE_EXTENSIONS:
         raise ParseError(f"The file is plain text, not {_what_it_should_be('x' + suffix)}")
     return Detected("text")
 

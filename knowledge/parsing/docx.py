@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import docx
+from django.conf import settings
 from docx.document import Document as WordDocument
 from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.opc.coreprops import CoreProperties
@@ -26,6 +27,7 @@ from knowledge.parsing.base import (
     HeadingTracker,
     ParsedDocument,
     ParseError,
+    check_time_budget,
     clean_text,
     detect_language,
     looks_like_test_case,
@@ -35,17 +37,13 @@ from knowledge.parsing.docx_styles import StyleSheet
 from knowledge.parsing.docx_tables import read_table
 from knowledge.parsing.docx_testcases import group_test_case_sections, table_meta
 from knowledge.parsing.docx_xml import P, block_items, paragraph_text, textboxes
+from knowledge.parsing.safezip import read_package
 
 NOT_VALID = "The file is not a valid Word document (it may be truncated or damaged)"
 NOT_DOCX = "The file is a ZIP archive but not a Word document (.docx)"
 ENCRYPTED = "The Word document is password-protected; save a copy without a password and upload it"
 OLD_DOC = "The file is an old-format Word document (.doc); save it as .docx and upload it again"
 NO_TEXT = "The document contains no text"
-TOO_LARGE = "The Word document is too large to read (over {mb} MB once unpacked)"
-
-# python-docx unpacks every part into memory; the sizes a zip declares bound what that costs
-# (zipfile never reads past them), so a zip bomb is refused before anything is unpacked.
-MAX_UNPACKED_BYTES = 512 * 1024 * 1024
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 # An encrypted .docx is an OLE compound file holding an "EncryptedPackage" stream; OLE stores
@@ -97,13 +95,18 @@ def _open(data: bytes) -> WordDocument:
             members = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
         raise ParseError(NOT_VALID) from exc
-    if sum(member.file_size for member in members) > MAX_UNPACKED_BYTES:
-        raise ParseError(TOO_LARGE.format(mb=MAX_UNPACKED_BYTES // 2**20))
     names = {member.filename for member in members}
     if "[Content_Types].xml" not in names or not any(n.startswith("word/") for n in names):
         raise ParseError(NOT_DOCX)
+    # python-docx unpacks every part whole: it gets the parts read within the byte budget.
+    package = read_package(
+        data,
+        part_limit=settings.ZIP_PART_MB * 2**20,
+        total_limit=settings.ZIP_TOTAL_MB * 2**20,
+        noun="Word document",
+    )
     try:
-        document = docx.Document(io.BytesIO(data))
+        document = docx.Document(io.BytesIO(package))
         body = document.element.body
     except _UNREADABLE as exc:
         raise ParseError(NOT_VALID) from exc
@@ -168,6 +171,7 @@ class _BlockBuilder:
 
     def read(self, body: etree._Element) -> None:
         for element, origin in block_items(body):
+            check_time_budget()
             if element.tag == P:
                 self._paragraph(element, origin)
             else:

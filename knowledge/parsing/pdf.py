@@ -5,6 +5,10 @@ that look tabular, tables (pdf_tables); the text a table covers is not repeated 
 Running headers and footers that repeat on most pages are dropped. Headings come from the PDF
 outline when there is one, matched to the line that carries them on their target page; without
 an outline, from type size and weight (pdf_text). Every block carries its 1-based page.
+
+Scanned pages (no text layer, or a garbage one) are recognised with Tesseract (``scan``,
+``ocr``, ``ocr_layout``) and then go through the same steps; the document's metadata keeps
+what was recognised and how (``metadata["ocr"]``), and their blocks ``meta["ocr"]``.
 """
 
 from __future__ import annotations
@@ -14,16 +18,21 @@ from pathlib import Path
 from typing import Any
 
 import pymupdf
+from django.conf import settings
 
 from knowledge.parsing.base import (
     Block,
     HeadingTracker,
     ParsedDocument,
     ParseError,
+    check_time_budget,
     clean_text,
     detect_language,
+    paused_time_budget,
     strip_typed_number,
 )
+from knowledge.parsing.ocr import OcrOptions, OcrUnavailable, Progress
+from knowledge.parsing.ocr_layout import page_layout, snap_sizes
 from knowledge.parsing.pdf_meta import document_metadata, usable_title
 from knowledge.parsing.pdf_tables import PageTable, find_page_tables, looks_tabular
 from knowledge.parsing.pdf_text import (
@@ -38,11 +47,20 @@ from knowledge.parsing.pdf_text import (
     running_lines,
     starts_item,
 )
+from knowledge.parsing.scan import IMAGE, Recognised, page_needs_ocr, recognise_pages
 
 NOT_VALID = "The file is not a valid PDF (it may be truncated or damaged)"
 ENCRYPTED = "The PDF is password-protected"
-NO_TEXT_LAYER = "The PDF has no text layer (it looks like a scan); OCR is not available here"
+NO_TEXT_LAYER = (
+    "The PDF has no text layer (it looks like a scan) and OCR is switched off here (KB_OCR)"
+)
+NOTHING_RECOGNISED = "No text was recognised on the scanned pages"
+NOTHING_IN_IMAGE = "No text was recognised in the image"
 NO_PAGES = "The PDF has no pages"
+TOO_MANY_PAGES = (
+    "The PDF has {pages} pages; at most {limit} are read (KB_PDF_MAX_PAGES): split it, or ask "
+    "the administrators to raise the limit"
+)
 NO_TEXT = "The PDF contains no text"
 
 # Everything PyMuPDF raises on damaged bytes (FileDataError is a RuntimeError; MuPDF's own
@@ -62,6 +80,13 @@ class _Page:
     tables: list[PageTable] = field(default_factory=list)
     extra_headings: list[tuple[float, int, str]] = field(default_factory=list)  # y, level, title
     unreadable: bool = False
+    ocr: str = ""  # why it was recognised (scan.NO_TEXT, GARBAGE, IMAGE), "" if it was not
+    ocr_failed: bool = False  # it needed recognising and Tesseract could not read it
+
+    @property
+    def text(self) -> str:
+        cells = [c for t in self.tables for row in [t.table.header, *t.table.rows] for c in row]
+        return "\n".join([ln.text for ln in self.lines] + cells)
 
 
 class PdfParser:
@@ -69,25 +94,43 @@ class PdfParser:
 
     ``tables``: how tables are found (pdf_tables.find_page_tables): "auto" (ruling first, the
     layout model where ruling leaves the numbers out), "layout", "lines", or "" for none.
+    ``ocr``: how scanned pages are recognised (None: they are not); ``progress(done, total)``
+    is called after each recognised page; ``scanned``: every page is a scan (an image file).
     """
 
-    def __init__(self, *, tables: str = "auto") -> None:
+    def __init__(
+        self,
+        *,
+        tables: str = "auto",
+        ocr: OcrOptions | None = None,
+        progress: Progress | None = None,
+        scanned: bool = False,
+    ) -> None:
         if tables not in ("auto", "layout", "lines", ""):
             raise ValueError(f"Unknown table strategy {tables!r}")
         self.tables = tables
+        self.ocr = ocr
+        self.progress = progress
+        self.scanned = scanned
 
     def parse(self, data: bytes, *, filename: str) -> ParsedDocument:
         """Blocks of the document in reading order; ParseError for unreadable or empty files."""
         doc = _open(data)
         try:
-            pages = [self._read_page(page) for page in doc]
+            pages = [self._read_page(page) for page in doc]  # each checks the time budget
+            # Recognition has its own time limit (KB_OCR_TIME_LIMIT_SECONDS): the ingest's
+            # budget does not run while Tesseract reads pages.
+            with paused_time_budget():
+                recognised, ocr_warnings = self._recognise(doc, pages)
             toc = _outline(doc)
             metadata = document_metadata(doc.metadata or {}, doc.page_count)
-            warnings = _warnings(doc, pages)
+            warnings = _warnings(doc, pages) + ocr_warnings
             if not any(p.lines or p.tables for p in pages):
-                raise ParseError(_why_no_text(doc, pages))
+                raise ParseError(self._nothing(recognised) or _why_no_text(doc, pages))
         finally:
             doc.close()
+        if recognised and self.ocr is not None:
+            metadata["ocr"] = recognised.record(self.ocr)
         furniture = running_lines([(p.lines, p.height) for p in pages])
         for page in pages:
             page.lines = drop_running_lines(page.lines, page.height, furniture)
@@ -97,6 +140,9 @@ class PdfParser:
             mark_typeset_headings([p.lines for p in pages])
         title = usable_title(metadata.get("title", "")) or _cover_title(pages[0])
         blocks = _assemble(pages)
+        for block in blocks:
+            if block.page and pages[block.page - 1].ocr:
+                block.meta["ocr"] = True
         first_heading = next((b.text for b in blocks if b.kind == "heading"), "")
         return ParsedDocument(
             title=title or first_heading or Path(filename).stem or filename,
@@ -106,7 +152,52 @@ class PdfParser:
             warnings=warnings,
         )
 
+    def _recognise(
+        self, doc: pymupdf.Document, pages: list[_Page]
+    ) -> tuple[Recognised | None, list[str]]:
+        """Recognise the scanned pages in place (their lines and tables replaced); the outcome
+        and warnings. Without Tesseract, a document that is all scans fails with what to
+        install; one with some text keeps it, with a warning naming the pages not read."""
+        reasons = {}
+        for page in pages:
+            if page.unreadable:
+                continue
+            reason = IMAGE if self.scanned else page_needs_ocr(doc[page.number - 1], page.text)
+            if reason:
+                reasons[page.number] = reason
+        if not reasons or self.ocr is None:
+            return None, []
+        try:
+            recognised = recognise_pages(doc, reasons, self.ocr, self.progress)
+        except OcrUnavailable as exc:
+            if any(p.lines or p.tables for p in pages if p.number not in reasons):
+                return None, [f"Scanned pages not recognised ({_page_list(list(reasons))}): {exc}"]
+            what = "The file is an image" if self.scanned else "The PDF is a scan"
+            raise OcrUnavailable(f"{what} and needs OCR, but {_lower_first(str(exc))}") from None
+        for number, result in recognised.pages.items():
+            page = pages[number - 1]
+            page.lines, page.tables = page_layout(result)
+            page.ocr = reasons[number]
+        snap_sizes([pages[n - 1].lines for n in recognised.pages])
+        for number in recognised.failed:
+            page = pages[number - 1]
+            page.lines, page.tables, page.ocr_failed = [], [], True
+        warnings = []
+        if recognised.failed:
+            shown = "; ".join(f"{n}: {e}" for n, e in list(recognised.failed.items())[:5])
+            warnings.append(f"Scanned pages that could not be recognised: {shown}")
+        return recognised, warnings
+
+    def _nothing(self, recognised: Recognised | None) -> str:
+        """Why a recognised document gave no text ("" when it was not recognised)."""
+        if recognised is None:
+            return ""
+        if recognised.failed and not recognised.pages:
+            return "The scan could not be recognised: " + next(iter(recognised.failed.values()))
+        return NOTHING_IN_IMAGE if self.scanned else NOTHING_RECOGNISED
+
     def _read_page(self, page: pymupdf.Page) -> _Page:
+        check_time_budget()
         result = _Page(number=page.number + 1, height=page.rect.height)
         try:
             textpage = page.get_textpage(flags=_TEXT_FLAGS)
@@ -143,6 +234,11 @@ def _open(data: bytes) -> pymupdf.Document:
     if doc.page_count == 0:
         doc.close()
         raise ParseError(NO_PAGES)
+    if doc.page_count > settings.PDF_MAX_PAGES:
+        # Every page is read in turn (a 3,000-page file took 9 minutes): refused before any.
+        pages = doc.page_count
+        doc.close()
+        raise ParseError(TOO_MANY_PAGES.format(pages=pages, limit=settings.PDF_MAX_PAGES))
     return doc
 
 
@@ -252,10 +348,18 @@ def _warnings(doc: pymupdf.Document, pages: list[_Page]) -> list[str]:
     unreadable = [p.number for p in pages if p.unreadable]
     if unreadable:
         warnings.append(f"Pages that could not be read: {_page_list(unreadable)}")
-    blank = [p.number for p in pages if not p.unreadable and not p.lines and not p.tables]
+    blank = [
+        p.number
+        for p in pages
+        if not (p.unreadable or p.ocr_failed or p.ocr) and not p.lines and not p.tables
+    ]
     if blank and len(blank) < len(pages):
         warnings.append(f"Pages without text (scans or blank pages): {_page_list(blank)}")
     return warnings
+
+
+def _lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
 
 
 def _page_list(numbers: list[int]) -> str:

@@ -115,7 +115,7 @@ def _build(tab: pymupdf.table.Table, words: list[Word], *, ceiling: float) -> Pa
     caption = [row[0] for row in grid[:start] if row[0]]
     grid, n_header = grid[start:], end - start
     if n_header == 0 and not caption:
-        band = _header_band(words, bbox, columns, ceiling)
+        band = header_band(words, bbox, columns, ceiling)
         grid = band.header + band.data + grid
         n_header = len(band.header)
         caption = band.notes
@@ -177,7 +177,7 @@ def _has_value(cell: str | None) -> bool:
 
 
 @dataclass
-class _Band:
+class HeaderBand:
     """What the lines above a grid turned out to be."""
 
     header: Grid = field(default_factory=list)  # column header rows, top first
@@ -186,9 +186,9 @@ class _Band:
     covered: pymupdf.Rect = field(default_factory=pymupdf.Rect)  # the area they take up
 
 
-def _header_band(
+def header_band(
     words: list[Word], bbox: pymupdf.Rect, columns: list[tuple[float, float]], ceiling: float
-) -> _Band:
+) -> HeaderBand:
     """Column headers printed above a grid, and data rows just above it that the ruling missed.
 
     We walk the text lines above the grid upwards. A line with words over the value columns and
@@ -199,7 +199,7 @@ def _header_band(
     not a header ends the walk.
     """
     label_right = columns[1][0]
-    band = _Band(covered=pymupdf.Rect(bbox))
+    band = HeaderBand(covered=pymupdf.Rect(bbox))
     bottom = bbox.y0
     for row in _lines_above(words, bbox, max(ceiling, bbox.y0 - HEADER_BAND)):
         if bottom - max(r.y1 for r, _ in row) > HEADER_GAP:
@@ -240,7 +240,7 @@ def _lines_above(
         lines.append((rect, " ".join(w[4] for w in sorted(ws, key=lambda w: w[0]))))
     rows: list[list[tuple[pymupdf.Rect, str]]] = []
     for rect, text in sorted(lines, key=lambda item: -item[0].y1):
-        if rows and _same_row(rows[-1][0][0], rect):
+        if rows and same_row(rows[-1][0][0], rect):
             rows[-1].append((rect, text))
         else:
             rows.append([(rect, text)])
@@ -260,7 +260,7 @@ def _place_words(
     return cells
 
 
-def _same_row(a: pymupdf.Rect, b: pymupdf.Rect) -> bool:
+def same_row(a: pymupdf.Rect, b: pymupdf.Rect) -> bool:
     """Two pieces of text sit on one line when they share half the height of the smaller."""
     overlap = min(a.y1, b.y1) - max(a.y0, b.y0)
     return overlap >= 0.5 * min(a.height, b.height)

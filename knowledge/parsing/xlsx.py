@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from xml.etree import ElementTree
 
 import openpyxl
+from django.conf import settings
 from openpyxl.utils.cell import range_boundaries
 from openpyxl.utils.exceptions import InvalidFileException
 
@@ -31,9 +32,11 @@ from knowledge.parsing.base import (
     ParsedDocument,
     ParseError,
     Table,
+    check_time_budget,
     detect_language,
     looks_like_test_case,
 )
+from knowledge.parsing.safezip import read_package
 from knowledge.parsing.text import NO_TEXT, title_from_filename
 from knowledge.parsing.xlsx_checklists import checklist_blocks, looks_like_checklist
 
@@ -90,6 +93,13 @@ class XlsxParser:
         if data.startswith(_OLE_MAGIC):
             raise ParseError(PASSWORD_PROTECTED if _ENCRYPTED_STREAM in data else OLD_FORMAT)
         warnings: list[str] = []
+        # openpyxl and the sheet scan read parts whole: they get them read within the budget.
+        data = read_package(
+            data,
+            part_limit=settings.ZIP_PART_MB * 2**20,
+            total_limit=settings.ZIP_TOTAL_MB * 2**20,
+            noun="Excel workbook",
+        )
         try:
             workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
             with zipfile.ZipFile(io.BytesIO(data)) as archive:
@@ -157,6 +167,8 @@ def _read_sheet(
     ws.reset_dimensions()
     previous = 0
     for number, row in enumerate(ws.iter_rows(min_row=1), start=1):
+        if number % 1000 == 0:
+            check_time_budget()
         cells = [format_value(c.value, getattr(c, "number_format", "General")) for c in row]
         if not any(cells):
             continue

@@ -217,7 +217,7 @@ GOST_NAMES = (
 
 
 # Greetings, thanks, acknowledgements and channel checks ("привет", "ок", "тест", "ping"): a
-# message made of these alone is small talk, not a question (chat.topics).
+# message made of these alone is small talk, not a question (feedback.tagging).
 SMALL_TALK = frozenset(
     [
         "привет",

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from functools import lru_cache
 
+from knowledge import vector_index
 from knowledge.embedding import (
     Embedder,
     EmbeddingModelMismatch,
@@ -225,35 +225,16 @@ def _threshold(
     return fusion.Threshold(minimum, gate.follower_share, options.fusion.label_weight)
 
 
-@lru_cache(maxsize=4)
-def _stored_models(stamp: int) -> tuple[str, ...]:
-    from knowledge.models import DocumentVersion
-
-    # No ordering: the default one (document, number) would make DISTINCT join and sort every
-    # version with its document and source (0.1 s at a million chunks, once a minute).
-    ready = DocumentVersion.objects.filter(status=DocumentVersion.Status.READY).order_by()
-    return tuple(sorted(set(ready.values_list("embedding_model", flat=True).distinct())))
-
-
-@lru_cache(maxsize=8)
-def _stored_dimensions(model_id: str, stamp: int) -> int | None:
-    from knowledge.vector_index import stored_dimensions
-
-    return stored_dimensions(model_id)
-
-
 def _check_dimensions(model_id: str, dimensions: int) -> None:
     """The question's vector must have the stored vectors' dimension (checked against a
     once-a-minute reading per process)."""
-    from knowledge.vector_index import check_dimensions
-
-    stored = _stored_dimensions(model_id, int(time.time() // 60))
-    check_dimensions(model_id, dimensions, stored=stored)
+    stored = vector_index.stored_dimensions_now(model_id)
+    vector_index.check_dimensions(model_id, dimensions, stored=stored)
 
 
 def _check_model(embedder: Embedder) -> None:
     """Refuse to search vectors of another model (checked once a minute per process)."""
-    others = [m for m in _stored_models(int(time.time() // 60)) if m and m != embedder.model_id]
+    others = [m for m in vector_index.stored_models_now() if m and m != embedder.model_id]
     other = others[0] if others else None
     if other:
         raise EmbeddingModelMismatch(

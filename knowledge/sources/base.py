@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Protocol
-from urllib.parse import urlsplit, urlunsplit
 
 if TYPE_CHECKING:
     from knowledge.models import Source
@@ -79,15 +78,6 @@ class Connector(Protocol):
     def changes(self, cursor: str) -> Changes: ...
 
     def close(self) -> None: ...
-
-
-def redact_url(url: str) -> str:
-    """The URL without a password or token in it: safe to show, log and store in errors."""
-    parts = urlsplit(url)
-    if not parts.netloc or "@" not in parts.netloc:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"***@{host}"))
 
 
 def sync_settings_problems(source: Source) -> dict[str, str]:

@@ -22,7 +22,7 @@ class FolderConnector:
     def changes(self, cursor: str) -> Changes:
         if not self.root.is_dir():
             raise SyncError(f"The folder {self.root} does not exist or cannot be read.")
-        listing = list(iter_document_files(self.root))
+        listing = list(iter_document_files(self.root, images=False))
         stamp = hashlib.sha256()
         for path, relative, _ in listing:
             stat = path.stat()

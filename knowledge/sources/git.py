@@ -23,7 +23,8 @@ from django.conf import settings
 
 from knowledge.ingest.files import SKIPPED_NAMES
 from knowledge.ingest.registration import SUPPORTED_SUFFIXES
-from knowledge.sources.base import ChangedItem, Changes, ItemVersion, SyncError, redact_url
+from knowledge.models import redact_url
+from knowledge.sources.base import ChangedItem, Changes, ItemVersion, SyncError
 from knowledge.sources.giterrors import explain
 
 NOT_FILES = {"120000", "160000", "000000"}  # symbolic links, submodules, nothing

@@ -218,6 +218,29 @@ def test_http_endpoint_answers_401_without_a_valid_token(bob):
     assert good.status_code == 200
 
 
+@other_process
+def test_every_mcp_answer_says_no_store(bob):
+    """Tool results are document text as one user may read it: no browser or proxy keeps them."""
+    _, token = create_token(bob, "agent")
+    server = PortalServer()
+    try:
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "Authorization": f"Bearer {token}",
+        }
+        listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        with httpx2.Client(base_url=server.url, headers=headers, timeout=30) as http:
+            answers = [
+                http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+                http.post("/mcp", json=listing),
+                http.post("/mcp", json=listing, headers={"Authorization": "Bearer kb_nope"}),
+            ]
+    finally:
+        server.stop()
+    assert [a.status_code for a in answers] == [200, 200, 401]
+    assert all("no-store" in a.headers.get("cache-control", "") for a in answers)
+
+
 def test_ask_wiki_answers_from_the_wiki_when_the_question_names_a_specification(tmp_path, bob):
     ingest_small_kb(tmp_path)
     question = "Что такое верификация согласно ПМИ?"  # ПМИ: the test programme, a specification

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from chat.answering import answer_now
 from chat.guard import refusal_text
 from chat.models import ChatSettings, Conversation, Message
+from chat.pipeline import answer_now
 from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.registration import register_file
 from knowledge.models import Source
@@ -236,7 +236,7 @@ def test_a_tile_answers_from_its_document_only(db, conversation, client):
     response = client.post(f"/chat/messages/{asked.pk}/tiles/{index}/")
     assert response.status_code == 200
     followed = Message.objects.filter(conversation=conversation).latest("pk")
-    from chat.answering import claim, stream_answer
+    from chat.pipeline import claim, stream_answer
 
     assert claim(followed)
     list(stream_answer(followed, user=conversation.user, llm=None))

@@ -28,8 +28,8 @@ def test_a_citation_inside_an_attribute_is_left_alone(conversation):
 
 
 def test_an_old_answer_hides_what_its_reader_may_no_longer_read(client, bob):
-    from chat.answering import answer_now
     from chat.models import Conversation
+    from chat.pipeline import answer_now
     from knowledge.ingest.pipeline import ingest_version
     from knowledge.ingest.registration import register_file
     from knowledge.models import Source

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from chat.answering import answer_now
 from chat.models import Message
+from chat.pipeline import answer_now
 from tests.chat.test_answering import ask_json
 
 pytestmark = pytest.mark.django_db

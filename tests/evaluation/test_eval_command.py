@@ -14,9 +14,9 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from chat.answering import answer_now
 from chat.llm import get_llm
 from chat.models import Conversation
+from chat.pipeline import answer_now
 from evaluation import judge as judging
 from evaluation.cases import read_files
 from evaluation.models import EvalRun, RegressionCase

@@ -85,22 +85,22 @@ def test_worst_rated_lists_thumbs_down_with_their_sources_first(client, alice, b
     assert response.context["totals"].up == 1 and response.context["totals"].down == 1
 
 
-def test_most_least_and_never_used_documents(bob, wiki):
+def test_most_least_and_never_used_documents(alice, bob, wiki):
     popular, rare, unused = (make_document(wiki, t) for t in ("Популярный", "Редкий", "Забытый"))
     for i in range(3):
         make_answer(bob, f"q{i}", documents=[popular], created_at=day("2025-03-04"))
     make_answer(bob, "q-rare", documents=[rare, popular], created_at=day("2025-03-04"))
     questions = analytics.questions(report_filters())
-    most, least = analytics.document_use(questions, None)
+    most, least = analytics.document_use(questions, None, alice)
     assert [(r["title"], r["answers"]) for r in most] == [
         ("Популярный", 4),
         ("Редкий", 1),
     ]
     assert least == []  # both already shown among the most used
-    most, least = analytics.document_use(questions, None, limit=1)
+    most, least = analytics.document_use(questions, None, alice, limit=1)
     assert [r["title"] for r in most] == ["Популярный"]
     assert [r["title"] for r in least] == ["Редкий"]
-    never, total = analytics.never_used(questions, None)
+    never, total = analytics.never_used(questions, None, alice)
     assert [d.title for d in never] == ["Забытый"] and total == 1
 
 
@@ -123,7 +123,7 @@ def test_latency_percentiles_per_stage(bob):
     )
 
 
-def test_filters_by_date_source_and_profile(bob, wiki):
+def test_filters_by_date_source_and_profile(alice, bob, wiki):
     specs = Source.objects.create(name="Specs")
     wiki_doc, spec_doc = make_document(wiki, "Вики"), make_document(specs, "ТЗ")
     tester = AssistantProfile.objects.create(name="Tester", system_instruction="-")
@@ -141,7 +141,7 @@ def test_filters_by_date_source_and_profile(bob, wiki):
     assert asked(profile=str(tester.pk)) == ["spec"]
     assert asked(end="2025-03-11", source=str(specs.pk)) == ["late", "spec"]
     never, _ = analytics.never_used(
-        analytics.questions(report_filters(source=str(wiki.pk))), wiki.pk
+        analytics.questions(report_filters(source=str(wiki.pk))), wiki.pk, alice
     )
     assert never == []
 

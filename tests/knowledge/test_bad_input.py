@@ -37,6 +37,11 @@ def png() -> bytes:
     return pixmap.tobytes("png")
 
 
+def gif() -> bytes:
+    """A 1x1 GIF: images other than PNG, JPEG and TIFF are not read."""
+    return b"GIF89a\x01\x00\x01\x00\x00\x00\x00;"
+
+
 def encrypted_pdf() -> bytes:
     document = pymupdf.open()
     document.new_page().insert_text((72, 72), "Quarterly figures, confidential")
@@ -46,7 +51,7 @@ def encrypted_pdf() -> bytes:
 
 
 def scanned_pdf() -> bytes:
-    """A PDF whose page is an image only: no text layer."""
+    """A PDF whose page is an image only, and a blank one: no text layer, nothing to read."""
     document = pymupdf.open()
     document.new_page().insert_image(pymupdf.Rect(72, 72, 372, 192), stream=png())
     return document.tobytes()
@@ -87,17 +92,14 @@ BAD_FILES = {
         "The file is not a valid Word document (it may be truncated or damaged)",
     ),
     "encrypted PDF": ("report.pdf", encrypted_pdf, "The PDF is password-protected"),
-    "PDF without a text layer": (
-        "scan.pdf",
-        scanned_pdf,
-        "The PDF has no text layer (it looks like a scan); OCR is not available here",
-    ),
+    "blank scan": ("scan.pdf", scanned_pdf, "No text was recognised on the scanned pages"),
     "empty file": ("empty.docx", lambda: b"", "The file is empty"),
     "blank text file": ("blank.txt", lambda: b" \n\n\t\n", "The file is empty"),
-    "PNG named .docx": (
+    "blank PNG named .docx": ("diagram.docx", png, "No text was recognised in the image"),
+    "GIF named .docx": (
         "diagram.docx",
-        png,
-        "The file is a PNG image, not a Word document; it cannot be indexed",
+        gif,
+        "The file is a GIF image, not a Word document; it cannot be indexed",
     ),
     "zip bomb": (
         "bomb.docx",

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from chat.answering import answer_now
 from chat.models import Conversation
+from chat.pipeline import answer_now
 from tests.conftest import CORPUS, ingest_folder
 from tests.knowledge.checklists import ROW_POSTCODE, ROW_SHORT_PASSWORD, checklist_workbook
 

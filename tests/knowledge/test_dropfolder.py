@@ -137,3 +137,25 @@ def test_the_drop_folder_source_is_private_and_links_out_of_it_are_skipped(
     assert source.is_public is False
     assert not Source.objects.visible_to(bob).filter(pk=source.pk).exists()
     assert not Document.objects.filter(path__in=["key.md", "linked/page.md"]).exists()
+
+
+def test_a_scan_dropped_as_a_tiff_of_two_pages_is_recognised_by_the_worker(
+    drop_folder, folder_worker
+):
+    import io
+
+    from PIL import Image
+
+    from tests.knowledge.scans import page_png
+
+    pages = [
+        page_png("<p>The night build publishes its report to the QA channel.</p>", dpi=200),
+        page_png("<p>Регрессию запускают после каждого мержа в основную ветку.</p>", dpi=200),
+    ]
+    # A TIFF of two pages, as a scanner's document feeder makes it.
+    first, *others = [Image.open(io.BytesIO(data)) for data in pages]
+    first.save(drop_folder / "night.tiff", save_all=True, append_images=others)
+    scan(folder_worker)
+    version = Document.objects.get(path="night.tiff").current_version
+    assert (version.status, version.format, version.page_count) == ("ready", "image", 2)
+    assert searchable_paths("регрессию запускают после каждого мержа") >= {"night.tiff"}

@@ -22,7 +22,7 @@ def folder(tmp_path):
         encoding="utf-8",
     )
     (root / "notes.txt").write_text("Стенд обновляют по пятницам.\n", encoding="utf-8")
-    (root / "diagram.docx").write_bytes(PNG)  # an image with a document's name
+    (root / "diagram.docx").write_bytes(PNG)  # a damaged image with a document's name
     (root / "tool.exe").write_bytes(b"MZ\x90\x00")  # not a supported type: not a candidate
     (root / ".hidden.md").write_text("# Hidden\n\nNot for the knowledge base.\n")
     return root
@@ -41,7 +41,7 @@ def test_ingest_command_reports_what_it_did_as_json(db, folder):
     assert set(rows) == {"guides/release.md", "notes.txt", "diagram.docx"}
     assert rows["diagram.docx"]["status"] == "failed"
     assert rows["diagram.docx"]["error"] == (
-        "The file is a PNG image, not a Word document; it cannot be indexed"
+        "The file is a damaged PNG image (it may be truncated); it cannot be read"
     )
     assert summary["chunks"] == Chunk.objects.filter(source_id=summary["source"]["id"]).count() > 0
     for name in ("guides/release.md", "notes.txt"):
@@ -65,7 +65,7 @@ def test_ingest_command_prints_a_summary_a_progress_bar_and_failures(db, folder,
     call_command("ingest", str(folder))
     out, err = capsys.readouterr()
     assert out.startswith("team-wiki: 3 files, 3 new versions, 0 unchanged, 2 ready, 1 failed")
-    assert "diagram.docx: The file is a PNG image" in out
+    assert "diagram.docx: The file is a damaged PNG image" in out
     assert "100%" in err and "3/3" in err  # tqdm's bar, on stderr
 
 
@@ -73,7 +73,7 @@ def test_ingest_command_refuses_missing_paths_and_folders_without_documents(db, 
     with pytest.raises(CommandError, match="no such file or folder"):
         call_command("ingest", str(tmp_path / "missing"))
     (tmp_path / "empty").mkdir()
-    (tmp_path / "empty" / "photo.png").write_bytes(PNG)
+    (tmp_path / "empty" / "photo.gif").write_bytes(b"GIF89a")  # not a candidate
     with pytest.raises(CommandError, match="no supported files"):
         call_command("ingest", str(tmp_path / "empty"))
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from chat.answering import answer_now
 from chat.models import Conversation
+from chat.pipeline import answer_now
 from knowledge.embedding import (
     EmbeddingModelMismatch,
     EmbeddingUnavailable,

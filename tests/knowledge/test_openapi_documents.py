@@ -13,8 +13,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
 
-from chat.answering import answer_now
 from chat.models import Conversation
+from chat.pipeline import answer_now
 from knowledge.models import DocumentVersion
 from knowledge.tasks import ingest_version_task
 from tests.conftest import CORPUS, ingest_folder
@@ -109,7 +109,7 @@ def test_an_upload_is_read_by_content_and_a_broken_description_is_refused_plainl
     assert versions["broken.yaml"].status == "failed"
     assert versions["broken.yaml"].error.startswith("The file is not valid YAML (line")
     page = client.get("/documents/").content.decode()
-    assert 'accept=".docx,.pdf,.xlsx,.md,.markdown,.txt,.json,.yaml,.yml"' in page
+    assert 'accept=".docx,.pdf,.xlsx,.md,.markdown,.txt,.json,.yaml,.yml,.png,' in page
     # The viewer shows each table under its caption.
     viewer = client.get(reverse("document", args=[versions["orders-api.yml"].document_id]))
     assert "<caption>Параметры запроса POST /orders</caption>" in viewer.content.decode()

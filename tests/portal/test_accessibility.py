@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 
-from chat.answering import answer_now
 from chat.models import Conversation, Message
+from chat.pipeline import answer_now
 from knowledge.models import Document
 from scenarios.analysis import answer_question, start_analysis
 from tests.chat.conftest import ingest_small_kb

@@ -23,7 +23,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from knowledge.models import Chunk, Document, DocumentVersion
-from portal.backup import sha256_file
+from operations.backup import sha256_file
 from portal.embedded import EmbeddedLayout, stop_all
 from portal.pgtools import target_from_django
 from tests.conftest import ARTIFACTS, CORPUS, ROOT, free_port, ingest_folder

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from chat.answering import answer_now
 from chat.models import Conversation
+from chat.pipeline import answer_now
 from knowledge.models import Document
 from tests.chat.conftest import ingest_small_kb
 from tests.conftest import PortalServer, login, screenshot

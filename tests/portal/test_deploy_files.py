@@ -20,8 +20,13 @@ sys.path.insert(0, str(DEPLOY / "checks"))
 from production import expand, read_unit  # noqa: E402
 
 # One set of values for every variable the files use: both sides expanded with it must agree.
-VALUES = {"KB_HOST": "HOST", "KB_PORT": "PORT", "KB_WEB_WORKERS": "WORKERS"}
-APPS = ("portal", "knowledge", "chat", "feedback", "evaluation", "scenarios")
+VALUES = {
+    "KB_HOST": "HOST",
+    "KB_PORT": "PORT",
+    "KB_WEB_WORKERS": "WORKERS",
+    "KB_WEB_CONNECTIONS": "CONNECTIONS",
+}
+APPS = ("portal", "knowledge", "chat", "feedback", "evaluation", "scenarios", "operations")
 
 
 def _dockerfile() -> str:

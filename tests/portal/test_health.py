@@ -80,14 +80,14 @@ def test_healthz_counts_workers_by_their_heartbeat_and_forgets_a_stopped_one(
     client.force_login(alice)
     # The worker writes its heartbeat as soon as it is ready, without any task being sent.
     assert _wait_for(WorkerHeartbeat.objects.filter(worker__startswith=worker.name).exists)
-    body = client.get("/healthz").json()
+    body = client.get("/healthz/services").json()
     assert body["services"]["workers"] == {**body["services"]["workers"], "ok": True}
     assert body["services"]["workers"]["detail"] == "1 worker(s)"
 
     worker.stop()
     forget_cached_states()
     assert not WorkerHeartbeat.objects.filter(worker__startswith=worker.name).exists()
-    response = client.get("/healthz")
+    response = client.get("/healthz/services")
     assert response.status_code == 503
     assert response.json()["services"]["workers"]["ok"] is False
 
@@ -106,6 +106,6 @@ def test_healthz_ignores_a_heartbeat_older_than_the_stale_limit(client, alice, s
     WorkerHeartbeat.objects.filter(pk=beat.pk).update(
         beat_at=timezone.now() - timedelta(seconds=31)
     )
-    assert client.get("/healthz").json()["services"]["workers"]["ok"] is False
+    assert client.get("/healthz/services").json()["services"]["workers"]["ok"] is False
     WorkerHeartbeat.objects.filter(pk=beat.pk).update(beat_at=timezone.now())
-    assert client.get("/healthz").json()["services"]["workers"]["ok"] is True
+    assert client.get("/healthz/services").json()["services"]["workers"]["ok"] is True

@@ -14,8 +14,8 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from django.core.management import call_command
 
-from chat.answering import answer_now
 from chat.models import Conversation, Message
+from chat.pipeline import answer_now
 from evaluation.models import EvalRun
 from evaluation.regression import case_from_message
 from feedback.services import rate_answer

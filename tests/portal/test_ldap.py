@@ -30,10 +30,10 @@ directory = ldap_server.directory  # the fixture: a running slapd of its own per
 def _clean_lockout_counters():
     # Failed sign-ins here must not lock the test client's address for the tests that follow.
     client = _redis()
-    for key in client.scan_iter("kb:login-failures:*"):
+    for key in client.scan_iter("kb:signin:*"):
         client.delete(key)
     yield
-    for key in client.scan_iter("kb:login-failures:*"):
+    for key in client.scan_iter("kb:signin:*"):
         client.delete(key)
 
 
@@ -122,6 +122,25 @@ def test_a_wrong_password_signs_nobody_in(client, db, ldap):
     assert refused.status_code == 200 and LOGIN_FAILED in refused.content.decode()
     assert signed_in_user(client) is None
     assert not get_user_model().objects.exists()
+
+
+def test_wrong_directory_passwords_cool_off_that_address_not_the_directory_account(
+    client, db, ldap, settings
+):
+    settings.LOGIN_FAILURES = 3
+    for i in range(3):
+        client.post(
+            "/login/", {"username": "ivan", "password": f"guess-{i}"}, REMOTE_ADDR="203.0.113.5"
+        )
+    refused = client.post(
+        "/login/", {"username": "ivan", "password": IVAN_PASSWORD}, REMOTE_ADDR="203.0.113.5"
+    )
+    assert "Too many failed sign-ins from here" in refused.content.decode()
+    assert signed_in_user(client) is None
+    # Three binds were tried against the directory, not four: the fourth was never checked.
+    assert AuditEvent.objects.filter(action="sign-in-failed").count() == 3
+    client.post("/login/", {"username": "ivan", "password": IVAN_PASSWORD}, REMOTE_ADDR="10.0.0.2")
+    assert signed_in_user(client).username == "ivan"
 
 
 def test_an_empty_password_is_refused_though_the_directory_takes_it_as_anonymous(client, db, ldap):

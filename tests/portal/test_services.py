@@ -56,7 +56,7 @@ def test_task_enqueued_in_a_rolled_back_transaction_never_runs(worker):
 def test_healthz_turns_503_without_redis_and_200_when_it_is_back(worker, client, alice, settings):
     settings.HEALTH_CACHE_SECONDS = 0
     client.force_login(alice)  # staff see each service; anonymous callers only the status
-    response = client.get("/healthz")
+    response = client.get("/healthz/services")
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["status"] == "ok"
@@ -69,13 +69,13 @@ def test_healthz_turns_503_without_redis_and_200_when_it_is_back(worker, client,
     stop_redis(layout)
     try:
         assert not redis_running(layout)
-        response = client.get("/healthz")
+        response = client.get("/healthz/services")
         assert response.status_code == 503
         assert response.json()["services"]["redis"]["ok"] is False
     finally:
         start_redis(layout)
     # The worker reconnects to the broker on its own; health is green again once it answers.
-    assert _wait_for(lambda: client.get("/healthz").status_code == 200, timeout=60, step=1)
+    assert _wait_for(lambda: client.get("/healthz/services").status_code == 200, timeout=60, step=1)
 
 
 def test_embedded_postgresql_runs_with_the_configured_page_cache(db, settings):

@@ -46,16 +46,31 @@ def test_without_an_llm_the_map_is_built_from_the_documents_alone(tmp_path, clie
     assert 1 <= len(analysis.questions) <= 3
     page = client.get(response["Location"]).content.decode()
     assert page.count('class="tile"') == len(analysis.questions[0]["tiles"])
+    # The component tiles are the product's functional areas: sections of the requirements
+    # document (the ТЗ), never a test programme's, an explanatory note's or a title section.
+    component = next(q for q in analysis.questions if q["key"] == "component")
+    assert all(t["value"].startswith(f"{documents['ТЗ'].pk}:") for t in component["tiles"])
+    assert not [t for t in component["tiles"] if "Наименование" in t["label"]]
     while analysis.current_question:
         answer_question(analysis, analysis.current_question["tiles"][0]["value"], llm=None)
     analysis.refresh_from_db()
     assert analysis.status == Analysis.Status.READY and analysis.llm_model == ""
     kinds = _kinds(analysis.tree)
     assert "requirement" in kinds and "suggestion" not in kinds
+    requirements = [
+        n for n in analysis.tree["children"][0]["children"] if n["kind"] == "requirement"
+    ]
+    assert {n["source"]["document"] for n in requirements} == {documents["ТЗ"].title}
+    # The tile chosen is a requirement of the map, said to be chosen.
+    chosen = component["tiles"][0]["value"].split(":")[1]
+    assert chosen in {n["source"]["section"] for n in requirements}
     found = links(analysis.tree)
     assert any(f"/documents/{documents['ПМИ'].pk}/?version=" in u for u in found)
+    assert not any(f"/documents/{documents['ПЗ'].pk}/" in u for u in found)
     page = client.get(reverse("analysis", args=[analysis.pk])).content.decode()
     assert 'class="mm-tree"' in page and "mm-suggestion" not in page
+    for branch in ("requirements", "gaps", "knowledge", "code"):
+        assert f'data-branch="{branch}"' in page
 
 
 def test_a_skipped_question_is_recorded_as_skipped(tmp_path, bob):
@@ -107,6 +122,12 @@ def test_the_coverage_page_shows_the_table_uncovered_first(tmp_path, client, bob
     assert "covered" in statuses and "uncovered" in statuses
     assert statuses == sorted(statuses, key=["uncovered", "covered", "not_required"].index)
     assert f'href="/documents/{documents["ПМИ"].pk}/?version=' in page
+    # Documents are offered by their role: the explanatory note is neither list's.
+    requirements_select = page.split('name="requirements"')[1].split("</select>")[0]
+    tests_select = page.split('name="tests"')[1].split("</select>")[0]
+    assert documents["ТЗ"].title in requirements_select
+    assert documents["ПЗ"].title not in requirements_select + tests_select
+    assert documents["ПМИ"].title in tests_select
 
 
 def test_with_the_llm_down_the_map_is_kept_and_says_no_checks_were_suggested(tmp_path, bob):

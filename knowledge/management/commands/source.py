@@ -17,8 +17,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from knowledge.ingest.many import ingest_versions
-from knowledge.models import DocumentVersion, Source
-from knowledge.sources.base import redact_url
+from knowledge.models import DocumentVersion, Source, redact_url
+from knowledge.sources.base import sync_settings_problems
 from knowledge.sources.sync import sync_source
 from knowledge.sources.tracker import FLAVOURS, token_variables, tracker_url
 
@@ -102,6 +102,8 @@ class Command(BaseCommand):
         )
         try:
             source.full_clean()
+            if problems := sync_settings_problems(source):
+                raise ValidationError(problems)
         except ValidationError as exc:
             problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
             raise CommandError(problems) from None

@@ -38,6 +38,41 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+def web_command(host: str, port: int) -> list[str]:
+    """The web server's command line (deploy/systemd/kb-web.service and the compose file carry
+    the same flags)."""
+    return [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "portal.asgi:application",
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--workers",
+        str(settings.RUN_WEB_WORKERS),
+        "--no-access-log",
+        "--lifespan",
+        "off",
+        "--timeout-graceful-shutdown",
+        "5",
+        # Longer than any client's or proxy's idle keep-alive: with uvicorn's 5 s, a client
+        # reusing a connection the server is closing gets a transport error (load.py).
+        "--timeout-keep-alive",
+        str(KEEP_ALIVE_SECONDS),
+        # The client's address is the socket's: uvicorn would otherwise believe X-Forwarded-For
+        # from the loopback, so anyone on the machine could pose as any address. A proxy's
+        # header is read by the portal itself, from KB_TRUSTED_PROXIES only (portal.addresses).
+        "--no-proxy-headers",
+        # The hard cap on open connections and tasks of a process (beyond it uvicorn answers a
+        # bare 503): the portal's own ceiling on requests at once (KB_WEB_CONCURRENCY,
+        # portal.capacity, 503 with Retry-After) answers long before a flood reaches it.
+        "--limit-concurrency",
+        str(settings.WEB_CONNECTIONS),
+    ]
+
+
 class Command(BaseCommand):
     help = "Run the portal (web server + Celery worker) on the embedded or configured services."
 
@@ -66,7 +101,7 @@ class Command(BaseCommand):
             self._load_demo()
 
         url = f"http://{options['host']}:{options['port']}/"
-        self._spawn("web", self._web_command(options["host"], options["port"]))
+        self._spawn("web", web_command(options["host"], options["port"]))
         if not options["no_worker"]:
             self._spawn("worker", self._worker_command())
         self._wait_until_up(url)
@@ -97,36 +132,9 @@ class Command(BaseCommand):
             )
 
     def _load_demo(self) -> None:
-        try:
-            from knowledge.demo import load_demo_knowledge_base
-        except ImportError:
-            return
-        message = load_demo_knowledge_base()
-        if message:
-            self._say(message)
-
-    def _web_command(self, host: str, port: int) -> list[str]:
-        return [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "portal.asgi:application",
-            "--host",
-            host,
-            "--port",
-            str(port),
-            "--workers",
-            str(settings.RUN_WEB_WORKERS),
-            "--no-access-log",
-            "--lifespan",
-            "off",
-            "--timeout-graceful-shutdown",
-            "5",
-            # Longer than any client's or proxy's idle keep-alive: with uvicorn's 5 s, a client
-            # reusing a connection the server is closing gets a transport error (load.py).
-            "--timeout-keep-alive",
-            str(KEEP_ALIVE_SECONDS),
-        ]
+        # The knowledge app's command, called by name: the portal (the base layer) knows no
+        # document; the loader says what it queued.
+        call_command("load_demo", stdout=self.stdout)
 
     def _worker_command(self) -> list[str]:
         return [

@@ -630,17 +630,18 @@ def test_unreadable_file_raises_parse_error_in_plain_words(case):
     assert type(raised.value) is ParseError
 
 
-def test_zip_declaring_more_than_the_unpacked_limit_is_refused(monkeypatch):
-    # The limit is lowered rather than a 512 MB document built: what is tested is that the
-    # declared sizes are summed and checked before python-docx unpacks anything.
-    monkeypatch.setattr("knowledge.parsing.docx.MAX_UNPACKED_BYTES", 2 * 2**20)
+def test_a_package_unpacking_past_the_total_budget_is_refused_and_pictures_do_not_count(settings):
+    # The budget is lowered rather than a 128 MB document built: what is tested is that the
+    # parts are counted as they are read, and that pictures are never unpacked.
+    settings.ZIP_TOTAL_MB = 2
     buffer = io.BytesIO(minimal_docx_bytes())
     with zipfile.ZipFile(buffer, "a") as archive:
         archive.writestr("word/media/zeros.bin", bytes(3 * 2**20), zipfile.ZIP_DEFLATED)
-    data = buffer.getvalue()
-    assert len(data) < 2**20 and DocxParser().parse(minimal_docx_bytes(), filename="ok.docx")
-    with pytest.raises(ParseError, match=r"too large to read \(over 2 MB once unpacked\)"):
-        DocxParser().parse(data, filename="bomb.docx")
+    assert DocxParser().parse(buffer.getvalue(), filename="picture.docx")
+    with zipfile.ZipFile(buffer, "a") as archive:
+        archive.writestr("word/extra.xml", bytes(3 * 2**20), zipfile.ZIP_DEFLATED)
+    with pytest.raises(ParseError, match=r"unpacks to more than 2 MB; it was not read further"):
+        DocxParser().parse(buffer.getvalue(), filename="bomb.docx")
 
 
 def test_document_without_text_raises_parse_error():

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[3]
-PRODUCT = ["portal", "knowledge", "chat", "feedback", "evaluation", "scenarios"]
+PRODUCT = ["portal", "knowledge", "chat", "feedback", "evaluation", "scenarios", "operations"]
 READING = REPO / "knowledge" / "question"
 LANGUAGE_TOOLS = {
     "natasha", "pymorphy2", "pymorphy3", "razdel", "navec", "slovnet", "gender_guesser",

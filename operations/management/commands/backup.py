@@ -1,5 +1,5 @@
 """``manage.py backup PATH``: the database (pg_dump -Fc) and the stored files into an empty
-folder, with a manifest of checksums (``portal.backup``)."""
+folder, with a manifest of checksums (``operations.backup``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from portal.backup import BackupError, create_backup
-from portal.management.commands._progress import BarProgress
+from operations.backup import BackupError, create_backup
+from operations.management.commands._progress import BarProgress
 from portal.pgtools import PgToolError
 
 

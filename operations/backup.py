@@ -11,7 +11,7 @@ The dump and the facts in the manifest come from one exported snapshot (``pg_dum
 so the counts are those of the dump even while the portal keeps working. Files are stored once
 per content hash and written before the version row that names them commits, so copying them
 after the snapshot finds every file the dump refers to (unless a version was removed meanwhile:
-its file is listed as missing). Restoring is ``portal.restore``.
+its file is listed as missing). Restoring is ``operations.restore``.
 """
 
 from __future__ import annotations

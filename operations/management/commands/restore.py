@@ -1,5 +1,5 @@
 """``manage.py restore PATH [--force]``: a backup folder back into the configured database and
-storage folder, then ``migrate`` (``portal.restore``)."""
+storage folder, then ``migrate`` (``operations.restore``)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from portal.backup import BackupError
-from portal.management.commands._progress import BarProgress
+from operations.backup import BackupError
+from operations.management.commands._progress import BarProgress
+from operations.restore import restore_backup
 from portal.pgtools import PgToolError
-from portal.restore import restore_backup
 
 
 class Command(BaseCommand):

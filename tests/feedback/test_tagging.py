@@ -8,12 +8,14 @@ import io
 import json
 
 import pytest
+import redis
 from django.core.management import call_command
 
-from chat.answering import answer_now
 from chat.models import Conversation, Message
-from chat.topics import document_topics, is_noise, topic_of
+from chat.pipeline import answer_now
 from feedback.gaps import content_gaps
+from feedback.tagging import document_topics, is_noise, topic_of
+from feedback.tasks import assign_topics
 from knowledge.models import Document, Source
 from tests.feedback.conftest import make_answer, make_document
 
@@ -34,7 +36,31 @@ QUESTIONS = ["SQL?", "ПМИ", "Jenkins", "Как приготовить бор�
 
 
 def ask(user, question: str) -> Message:
-    return answer_now(Conversation.objects.create(user=user), question, user=user, llm=None)
+    """Answer, then name the turn's topics as the worker does after the answer's commit."""
+    message = answer_now(Conversation.objects.create(user=user), question, user=user, llm=None)
+    assign_topics(message.pk)
+    message.refresh_from_db()
+    return message
+
+
+def test_an_answer_queues_the_naming_of_its_topics_after_its_commit(
+    demo_kb, bob, django_capture_on_commit_callbacks, settings
+):
+    queue = redis.Redis.from_url(settings.REDIS_URL)
+    queue.delete("default")
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        message = answer_now(
+            Conversation.objects.create(user=bob), "Что такое верификация?", user=bob, llm=None
+        )
+    # Stored without topics: naming them is not the answer's work.
+    assert message.topic_kind == Message.TopicKind.NONE and message.topics == []
+    assert len(callbacks) == 1
+    callbacks[0]()
+    [raw] = queue.lrange("default", 0, -1)
+    envelope = json.loads(raw)
+    assert envelope["headers"]["task"] == "feedback.assign_topics"
+    assert envelope["headers"]["argsrepr"] == f"({message.pk},)"
+    queue.delete("default")
 
 
 def test_a_documents_topic_is_its_source_and_section():

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.utils.translation import gettext as _
 
-from chat.topics import recluster_gaps, tag_untagged
+from feedback.tagging import recluster_gaps, tag_untagged
 
 
 class Command(BaseCommand):

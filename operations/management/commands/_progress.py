@@ -8,7 +8,7 @@ from tqdm import tqdm
 
 
 class BarProgress:
-    """``portal.backup.Progress`` drawn with tqdm (on stderr, like ``manage.py ingest``)."""
+    """``operations.backup.Progress`` drawn with tqdm (on stderr, like ``manage.py ingest``)."""
 
     def __init__(self, disable: bool = False) -> None:
         self.disable = disable

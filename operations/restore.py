@@ -1,4 +1,4 @@
-"""Restoring a backup folder written by ``portal.backup``.
+"""Restoring a backup folder written by ``operations.backup``.
 
 Order, so that a bad backup changes nothing and a good one leaves a working portal:
 every file's checksum is verified first; the database is checked for portal data (replaced only
@@ -30,7 +30,7 @@ from django.db import connections
 from django.db.migrations.recorder import MigrationRecorder
 
 from knowledge.models import Chunk, Document, DocumentVersion, Source
-from portal.backup import (
+from operations.backup import (
     DUMP,
     FILES,
     MANIFEST,

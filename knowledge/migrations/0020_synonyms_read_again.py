@@ -30,7 +30,7 @@ def read_again(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("knowledge", "0018_table_row_labels"),
+        ("knowledge", "0019_version_ocr"),
     ]
 
     operations = [migrations.RunPython(read_again, migrations.RunPython.noop)]

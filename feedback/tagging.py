@@ -25,9 +25,6 @@ import logging
 import re
 from collections import defaultdict
 
-from django.db import connection
-from django.db.models import QuerySet
-
 from chat.models import Message
 from knowledge.question.words import SMALL_TALK
 
@@ -299,17 +296,3 @@ def tag_untagged(*, recluster: bool = False) -> dict[str, int]:
     if recluster or counts.get(Message.TopicKind.GAP):
         counts["clusters"] = recluster_gaps()
     return dict(counts)
-
-
-def topic_counts(messages: QuerySet[Message] | None = None, limit: int = 300) -> list[dict]:
-    """Each topic with its kind and how many turns have it, most common first (one query)."""
-    scope = messages if messages is not None else Message.objects.all()
-    subquery, params = scope.order_by().values("pk").query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT m.topic_kind, t.topic, count(*) FROM chat_message m "
-            "CROSS JOIN LATERAL unnest(m.topics) AS t(topic) "
-            f"WHERE m.id IN ({subquery}) GROUP BY 1, 2 ORDER BY 3 DESC, 2 LIMIT %s",
-            [*params, limit],
-        )
-        return [{"kind": k, "topic": t, "count": n} for k, t, n in cursor.fetchall()]

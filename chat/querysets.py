@@ -1,0 +1,57 @@
+"""Who may read a turn of a conversation; every rule about messages' visibility lives here.
+
+A message shows text of the documents it was answered from (its answer, quotes, source titles,
+topics). A viewer may read it when they may read every one of those documents
+(``knowledge.querysets``: restricted sources, private ones); otherwise pages about it say that it
+is about a source they may not read, without its text. The asker is held to the same rule when
+their answer is shown again (``chat.presenting.readable_sources``).
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Exists, OuterRef, Q, Value
+
+
+def unreadable_sources_of(user, message_ref: str = "pk") -> Exists:
+    """True for a message (``message_ref`` names it from the outer query) citing a document
+    ``user`` may not read."""
+    from chat.models import MessageSource
+    from knowledge.models import Document
+
+    readable = Document.objects.visible_to(user).values("pk")
+    return Exists(
+        MessageSource.objects.filter(message=OuterRef(message_ref), document__isnull=False).exclude(
+            document__in=readable
+        )
+    )
+
+
+def sees_every_message(user) -> bool:
+    return user is not None and user.is_authenticated and user.is_superuser
+
+
+class MessageQuerySet(models.QuerySet):
+    def with_access(self, user) -> MessageQuerySet:
+        """Annotated with ``hidden``: the message is about a source ``user`` may not read."""
+        if sees_every_message(user):
+            return self.annotate(hidden=Value(False))
+        return self.annotate(hidden=unreadable_sources_of(user))
+
+    def readable_by(self, user) -> MessageQuerySet:
+        """The messages ``user`` may read whole."""
+        if sees_every_message(user):
+            return self
+        return self.filter(~unreadable_sources_of(user))
+
+    def text_contains(self, query: str) -> MessageQuerySet:
+        """A search in the question, answer and searched words: among rows not ``hidden`` only
+        (call ``with_access`` first), so a filter cannot tell what a hidden answer says."""
+        return self.filter(
+            Q(hidden=False)
+            & (
+                Q(question__icontains=query)
+                | Q(answer__icontains=query)
+                | Q(retrieval_query__icontains=query)
+            )
+        )
