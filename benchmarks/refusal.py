@@ -117,10 +117,9 @@ def share(values: list[float], threshold: float, above: bool) -> float:
 
 def main() -> None:
     setup("refusal")
-    from django.conf import settings
-
     from knowledge.embedding import get_embedder
     from knowledge.models import Chunk
+    from knowledge.retrieval.weights import weights
 
     embedder = CachedEmbedder(get_embedder())
     answerable: list[str] = []
@@ -150,13 +149,14 @@ def main() -> None:
     print_distribution("answerable", in_best)
     print_distribution("out of domain", out_best)
 
-    current = settings.SEARCH_MIN_SCORE
+    configured = weights()
+    current = configured.gate.min_score
     sweep = [float(x) for x in sys.argv[1:]] or [
         round(current + step / 100, 3) for step in range(-8, 9, 2)
     ]
     print(
-        f"\nKB_SEARCH_MIN_SCORE = {current}  (fusion {settings.SEARCH_FUSION}, dense weight "
-        f"{settings.SEARCH_DENSE_WEIGHT})"
+        f"\nKB_SEARCH_MIN_SCORE = {current}  (fusion {configured.fusion.method}, dense weight "
+        f"{configured.fusion.dense_weight})"
     )
     print(f"{'min score':>10} {'answered':>9} {'refused':>8} {'gold in hits':>13}   both >= 95 %")
     for threshold in sorted({*sweep, current}):

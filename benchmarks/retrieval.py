@@ -74,13 +74,17 @@ def evaluate(questions, source_id, embedder, reranker, **option_args) -> dict[st
     from knowledge.models import Chunk
     from knowledge.retrieval.search import SearchOptions, search
     from knowledge.retrieval.types import Filters
+    from knowledge.retrieval.weights import Hits, Retrieval
 
     pid_of = {
         c.pk: Path(c.version.filename).stem
         for c in Chunk.objects.filter(source_id=source_id).select_related("version")
     }
     options = SearchOptions(
-        k=20, candidates=40, min_score=-1.0, per_document=20, cascade=False, **option_args
+        hits=Hits(k=20, per_document=20, cascade=False),
+        retrieval=Retrieval(candidates=40),
+        min_score=-1.0,
+        **option_args,
     )
     hits = {1: 0, 5: 0, 20: 0}
     reciprocal = 0.0
@@ -121,14 +125,13 @@ def line(name: str, m: dict[str, float]) -> str:
 
 def main() -> None:
     setup("retrieval")
-    from django.conf import settings
-
     from knowledge.embedding import get_embedder
     from knowledge.retrieval.rerank import get_reranker
+    from knowledge.retrieval.weights import Fusion, weights
 
     embedder = CachedEmbedder(get_embedder())
     reranker = get_reranker()
-    weights = [float(x) for x in sys.argv[1:]] or [settings.SEARCH_DENSE_WEIGHT]
+    dense_weights = [float(x) for x in sys.argv[1:]] or [weights().fusion.dense_weight]
     sources = {}
     for lang in ("ru", "en"):
         passages, questions = load(lang)
@@ -156,12 +159,12 @@ def main() -> None:
                     sources[lang],
                     embedder,
                     None,
-                    fusion="rrf",
+                    fusion=Fusion(method="rrf"),
                     lists=("dense", "lexical"),
                 ),
             )
         )
-        for w in weights:
+        for w in dense_weights:
             print(
                 line(
                     f"hybrid calibrated w={w:.2f}",
@@ -170,8 +173,7 @@ def main() -> None:
                         sources[lang],
                         embedder,
                         None,
-                        fusion="calibrated",
-                        dense_weight=w,
+                        fusion=Fusion(method="calibrated", dense_weight=w),
                         lists=("dense", "lexical"),
                     ),
                 )

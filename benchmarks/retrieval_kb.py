@@ -74,12 +74,20 @@ def line(name: str, m: dict) -> str:
 
 def configurations():
     from knowledge.retrieval.search import SearchOptions
+    from knowledge.retrieval.weights import Fusion, Hits, Retrieval
 
-    wide = {"k": 40, "candidates": 60, "min_score": -1.0, "per_document": 40}
+    wide = {
+        "hits": Hits(k=40, per_document=40),
+        "retrieval": Retrieval(candidates=60),
+        "min_score": -1.0,
+    }
     return [
         ("dense only", SearchOptions(lists=("dense",), **wide)),
         ("lexical only (BM25)", SearchOptions(lists=("lexical",), **wide)),
-        ("hybrid RRF k=60", SearchOptions(lists=("dense", "lexical"), fusion="rrf", **wide)),
+        (
+            "hybrid RRF k=60",
+            SearchOptions(lists=("dense", "lexical"), fusion=Fusion(method="rrf"), **wide),
+        ),
         ("hybrid calibrated (no cap/threshold)", SearchOptions(lists=("dense", "lexical"), **wide)),
         ("final ranking, defaults", SearchOptions()),
     ]

@@ -506,24 +506,27 @@ def latency(asked: list[str], warming: list[str]) -> tuple[list[float], dict[str
 def prefilter_agreement(asked: list[str]) -> tuple[float, float, float]:
     """Recall@10 of the lexical list with the prefilter (KB_LEXICAL_PREFILTER) against scoring
     every candidate in full, and the median lexical ms of each."""
-    from django.conf import settings
-
     from knowledge.embedding import get_embedder
     from knowledge.retrieval.search import SearchOptions, search
+    from knowledge.retrieval.weights import Hits, Retrieval
 
     embedder = get_embedder()
-    options = SearchOptions(rerank=False, lists=("lexical",), min_score=-1.0, per_document=50, k=10)
     runs: dict[int, tuple[list[set[int]], list[float]]] = {}
-    chosen = settings.LEXICAL_PREFILTER
+    chosen = Retrieval().lexical_prefilter
     for prefilter in (0, chosen):
-        settings.LEXICAL_PREFILTER = prefilter
+        options = SearchOptions(
+            rerank=False,
+            lists=("lexical",),
+            min_score=-1.0,
+            hits=Hits(k=10, per_document=50),
+            retrieval=Retrieval(lexical_prefilter=prefilter),
+        )
         found, times = [], []
         for question in asked:
             result = search(question, options=options, embedder=embedder)
             found.append({h.chunk_id for h in result.hits[:10]})
             times.append(result.timings.get("lexical", 0.0))
         runs[prefilter] = (found, times)
-    settings.LEXICAL_PREFILTER = chosen
     full, filtered = runs[0][0], runs[chosen][0]
     recall = sum(len(a & b) for a, b in zip(full, filtered, strict=True)) / max(
         1, sum(len(a) for a in full)
@@ -750,7 +753,10 @@ def main() -> None:
 
     from knowledge.embedding import get_embedder
     from knowledge.models import Chunk
+    from knowledge.retrieval.weights import Retrieval
     from knowledge.vector_index import build_parameters, index_name
+
+    retrieval = Retrieval()
 
     model_id = get_embedder().model_id
     half = index_name(model_id).replace("chunk_hnsw_", "chunk_hnsw_half_")
@@ -779,11 +785,11 @@ def main() -> None:
         flush=True,
     )
     question_vectors = get_embedder().embed_documents(asked).dense
-    print(plan(question_vectors[0], model_id, settings.HNSW_EF_SEARCH))
+    print(plan(question_vectors[0], model_id, retrieval.ef_search))
     totals, stages = latency(asked, warming)
     print(
-        f"\none retrieval (embed + dense + lexical + fusion; ef_search {settings.HNSW_EF_SEARCH}, "
-        f"K {settings.SEARCH_CANDIDATES}, lexical budget {settings.LEXICAL_CANDIDATE_BUDGET}): "
+        f"\none retrieval (embed + dense + lexical + fusion; ef_search {retrieval.ef_search}, "
+        f"K {retrieval.candidates}, lexical budget {retrieval.lexical_budget}): "
         f"p50 {percentile(totals, 50):.0f} ms, p95 {percentile(totals, 95):.0f} ms "
         f"(goal p95 < 100 ms)"
     )
@@ -815,14 +821,14 @@ def main() -> None:
     for ef, (recall, p50, p95) in recall_at_10(
         question_vectors, exact, model_id, ef_values
     ).items():
-        mark = " <- KB_HNSW_EF_SEARCH" if ef == settings.HNSW_EF_SEARCH else ""
+        mark = " <- KB_HNSW_EF_SEARCH" if ef == retrieval.ef_search else ""
         print(
             f"  ef_search {ef:>4}: recall@10 {recall:.3f}   p50 {p50:5.1f} ms  p95 {p95:5.1f} ms{mark}",
             flush=True,
         )
     if args.halfvec:
         print(f"\nhalfvec HNSW index {half}, {_mib(dict(sizes(model_id))[f'index {half}'])}")
-        print(plan(question_vectors[0], model_id, settings.HNSW_EF_SEARCH, cast="halfvec"))
+        print(plan(question_vectors[0], model_id, retrieval.ef_search, cast="halfvec"))
         print("halfvec recall@10 against exact (full-precision) search, dense query alone:")
         for ef, (recall, p50, p95) in recall_at_10(
             question_vectors, exact, model_id, ef_values, halfvec=True
@@ -833,7 +839,7 @@ def main() -> None:
             )
     recall, full_ms, filtered_ms = prefilter_agreement(asked)
     print(
-        f"\nlexical prefilter {settings.LEXICAL_PREFILTER}: recall@10 {recall:.3f} against scoring "
+        f"\nlexical prefilter {retrieval.lexical_prefilter}: recall@10 {recall:.3f} against scoring "
         f"every candidate; lexical p50 {filtered_ms:.0f} ms vs {full_ms:.0f} ms"
     )
     teardown()

@@ -85,13 +85,18 @@ def ingest_filings() -> None:
 def portal_lists(questions: list[dict]) -> dict[str, tuple[float, float]]:
     from knowledge.models import Chunk
     from knowledge.retrieval.search import SearchOptions, search
+    from knowledge.retrieval.weights import Hits, Retrieval
 
-    wide = {"k": 40, "candidates": 60, "min_score": -1.0, "per_document": 40}
+    wide = {
+        "hits": Hits(k=40, per_document=40),
+        "retrieval": Retrieval(candidates=60),
+        "min_score": -1.0,
+    }
     configurations = {
         "portal dense": SearchOptions(lists=("dense",), **wide),
         "portal lexical": SearchOptions(lists=("lexical",), **wide),
         "portal calibrated (no cap/threshold)": SearchOptions(lists=("dense", "lexical"), **wide),
-        "portal final (defaults, k=10)": SearchOptions(k=10),
+        "portal final (defaults, k=10)": SearchOptions(hits=Hits(k=10)),
     }
     results = {}
     for name, options in configurations.items():

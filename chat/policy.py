@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 import numpy as np
-from django.conf import settings
 
 from chat.citations import cited_numbers
 from chat.llm import LLM, LlmUnavailable
@@ -24,6 +23,7 @@ from knowledge.models import Chunk
 from knowledge.question import Question, nlp
 from knowledge.question.named import is_identifier, latin_names
 from knowledge.retrieval.types import Candidate, SearchResult
+from knowledge.retrieval.weights import weights
 
 _REFUSAL = re.compile(
     r"(нет (?:ответа|информации|сведений|данных)|не (?:содерж|упомина|описан|указан\w* ответ)|"
@@ -100,7 +100,8 @@ class Tile:
 def clarification_tiles(result: SearchResult, question: Question) -> list[Tile]:
     """Tiles when the best candidates split across documents about different things."""
     words = question.text.split()
-    if result.browse or len(result.hits) < 2 or len(words) > settings.CLARIFY_MAX_WORDS:
+    clarify = weights().clarify
+    if result.browse or len(result.hits) < 2 or len(words) > clarify.max_words:
         return []
     if not question.focus.asks and "?" not in question.text:
         return []  # keywords ("тест-кейс", "INVEST user stories") are searched, not asked back
@@ -109,7 +110,7 @@ def clarification_tiles(result: SearchResult, question: Question) -> list[Tile]:
         best_per_document.setdefault(hit.document_id, hit)
     leaders = sorted(best_per_document.values(), key=lambda c: -c.score)
     top = leaders[0].score
-    close = [c for c in leaders if c.score >= top * settings.CLARIFY_RATIO][:5]
+    close = [c for c in leaders if c.score >= top * clarify.ratio][:5]
     if len(close) < 2:
         return []
     chunks = {
@@ -132,7 +133,7 @@ def clarification_tiles(result: SearchResult, question: Question) -> list[Tile]:
         np.dot(vectors[0], vectors[1])
         / (np.linalg.norm(vectors[0]) * np.linalg.norm(vectors[1]) + 1e-9)
     )
-    if similarity >= settings.CLARIFY_MAX_SIMILARITY:
+    if similarity >= clarify.max_similarity:
         return []
     tiles = []
     for candidate in close:

@@ -12,6 +12,7 @@ from chat.prompts import PROFILE_BLOCK, SOURCE_ENTRY, SOURCES_BLOCK, SYSTEM_RULE
 from chat.wording import language_of
 from knowledge.models import Chunk
 from knowledge.question.documents import stems
+from knowledge.retrieval.expand import expand
 from knowledge.retrieval.types import SearchResult
 
 
@@ -153,11 +154,6 @@ def build_sources(result: SearchResult, *, question: str) -> list[PromptSource]:
 
 
 def _expanded_texts(result: SearchResult) -> dict[int, str]:
-    try:
-        # Left as it was: knowledge.retrieval is being rewritten in another branch.
-        from knowledge.retrieval.expand import expand
-    except ImportError:  # parent expansion not available: the chunks alone go to the prompt
-        return {}
     texts: dict[int, str] = {}
     for section in expand(result.hits):
         for chunk_id in section.chunk_ids:

@@ -29,22 +29,25 @@ from knowledge.demo import DEMO_SOURCES
 from knowledge.embedding import get_embedder
 from knowledge.models import Document, DocumentVersion
 from knowledge.retrieval.rerank import get_reranker
+from knowledge.retrieval.weights import weights
 
+# The ranking's weights a run records (``knowledge.retrieval.weights``), by their variables'
+# names without "KB_" ("search_min_score"), as runs have always been compared.
 SEARCH_SETTINGS = (
-    "SEARCH_RESULTS",
-    "SEARCH_CANDIDATES",
-    "SEARCH_PER_DOCUMENT",
-    "SEARCH_SPREAD",
-    "SEARCH_FUSION",
-    "SEARCH_DENSE_WEIGHT",
-    "SEARCH_DOCUMENT_WEIGHT",
-    "SEARCH_SYNONYM_WEIGHT",
-    "SEARCH_MIN_SCORE",
-    "SEARCH_MIN_SCORE_KNOWN",
-    "SEARCH_KNOWN_SHARE",
-    "SEARCH_CASCADE",
-    "RERANK_CANDIDATES",
-    "RERANK_MIN_SCORE",
+    "KB_SEARCH_RESULTS",
+    "KB_SEARCH_CANDIDATES",
+    "KB_SEARCH_PER_DOCUMENT",
+    "KB_SEARCH_SPREAD",
+    "KB_SEARCH_FUSION",
+    "KB_SEARCH_DENSE_WEIGHT",
+    "KB_SEARCH_DOCUMENT_WEIGHT",
+    "KB_SEARCH_SYNONYM_WEIGHT",
+    "KB_SEARCH_MIN_SCORE",
+    "KB_SEARCH_MIN_SCORE_KNOWN",
+    "KB_SEARCH_KNOWN_SHARE",
+    "KB_SEARCH_CASCADE",
+    "KB_RERANK_CANDIDATES",
+    "KB_RERANK_MIN_SCORE",
 )
 
 
@@ -78,13 +81,14 @@ def prompt_version() -> str:
 def run_config(*, profile, llm, judge) -> dict:
     """What the run was made with, stored on it."""
     reranker = get_reranker()
+    ranking = weights().by_variable()
     return {
         "embedder": get_embedder().model_id,
         "reranker": reranker.model_id if reranker is not None else None,
         "llm": llm.model_id if llm is not None else None,
         "judge": judge.model_id if judge is not None else None,
         "profile": profile.name if profile is not None else None,
-        "search": {name.lower(): getattr(settings, name) for name in SEARCH_SETTINGS},
+        "search": {name.removeprefix("KB_").lower(): ranking[name] for name in SEARCH_SETTINGS},
         "prompts": {
             "answer": prompt_version(),
             "judge": judging.PROMPT_VERSION if judge is not None else None,

@@ -2,21 +2,22 @@
 
 ``GET /api/v1/search?q=...&k=...`` runs the same search as the chat, with the permissions of
 the token's owner, and answers with the hits (document, version, section, link, score, text).
-Optional filters as in ``manage.py search``: ``section``, ``type`` (repeatable).
+Optional filters as in ``manage.py search``: ``section``, ``type`` (repeatable); ``explain=1``
+adds every candidate with its rank and score at each ranking stage (as ``search --explain``).
 """
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 
 from knowledge.embedding import EmbeddingModelMismatch
 from knowledge.models import Chunk
-from knowledge.retrieval.hits import describe, result_summary
+from knowledge.retrieval.hits import describe, explained, result_summary
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
+from knowledge.retrieval.weights import Hits, weights
 from portal.api_auth import api_token_required
 from portal.throttle import over_limit
 
@@ -43,7 +44,7 @@ def search_api(request: HttpRequest) -> JsonResponse:
     if len(query) > MAX_QUERY_CHARS:
         return _error(_("q is longer than %(max)d characters.") % {"max": MAX_QUERY_CHARS})
     try:
-        k = int(request.GET.get("k") or settings.SEARCH_RESULTS)
+        k = int(request.GET.get("k") or weights().hits.k)
     except ValueError:
         return _error(_("k must be a whole number."))
     if not 1 <= k <= MAX_K:
@@ -59,8 +60,9 @@ def search_api(request: HttpRequest) -> JsonResponse:
         sections=[s.strip().rstrip(".") for s in request.GET.getlist("section") if s.strip()],
         block_types=types,
     )
+    options = SearchOptions(hits=Hits(k=k))
     try:
-        result = search(query, user=request.user, filters=filters, options=SearchOptions(k=k))
+        result = search(query, user=request.user, filters=filters, options=options)
     except EmbeddingModelMismatch as exc:
         return _error(str(exc), status=503)
     results = []
@@ -68,6 +70,8 @@ def search_api(request: HttpRequest) -> JsonResponse:
         row = hit.as_dict()
         row["url"] = request.build_absolute_uri(hit.url)
         results.append(row)
-    return JsonResponse(
-        {**result_summary(result), "results": results}, json_dumps_params={"ensure_ascii": False}
-    )
+    data = {**result_summary(result), "results": results}
+    if request.GET.get("explain", "").lower() in ("1", "true", "yes"):
+        # Every candidate's stages as its record holds them, as `search --json --explain`.
+        data["candidates"] = explained(result, options.hits.per_document)
+    return JsonResponse(data, json_dumps_params={"ensure_ascii": False})

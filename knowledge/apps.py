@@ -10,3 +10,8 @@ class KnowledgeConfig(AppConfig):
 
     def ready(self) -> None:
         from knowledge import signals  # noqa: F401  (a deleted document leaves the statistics)
+        from knowledge.retrieval.weights import weights
+
+        # The ranking's weights are read from the environment now, so that a bad value stops
+        # the process at start with one line, as a bad setting does.
+        weights()

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from portal.boot import load_settings_or_exit
+from portal.boot import setup_or_exit
 
-load_settings_or_exit()
+setup_or_exit()
 
 from portal.capacity import CapacityLimit, use_connection_pool  # noqa: E402
 

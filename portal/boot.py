@@ -20,6 +20,20 @@ def load_settings_or_exit() -> None:
         raise SystemExit(2) from None
 
 
+def setup_or_exit() -> None:
+    """Set Django up now, after the settings: the apps read their own configuration as they
+    start (``knowledge`` its ranking weights), and an error in it is one line too."""
+    load_settings_or_exit()
+    import django
+    from django.core.exceptions import ImproperlyConfigured
+
+    try:
+        django.setup(set_prefix=False)
+    except ImproperlyConfigured as exc:
+        sys.stderr.write(f"knowledge-belt: configuration error: {exc}\n")
+        raise SystemExit(2) from None
+
+
 # Commands that read or write the knowledge base: on a fresh data folder they first bring the
 # database up to date, the way `./kb run` does, instead of failing on a missing table.
 DATA_COMMANDS = frozenset(

@@ -10,11 +10,12 @@ def main() -> None:
     unreachable service is one readable line, and data commands migrate a fresh database."""
     # The entry point: the settings are loaded (and checked) before Django's machinery is
     # imported, so a configuration error is one line rather than a traceback.
-    from portal.boot import load_settings_or_exit, migrate_if_needed
+    from portal.boot import load_settings_or_exit, migrate_if_needed, setup_or_exit
     from portal.locale_build import compile_catalogs
 
     load_settings_or_exit()
     compile_catalogs()  # a checkout's translations: .po under version control, .mo built here
+    setup_or_exit()
     from django.core.management import execute_from_command_line
     from django.db.utils import OperationalError
 

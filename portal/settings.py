@@ -479,42 +479,10 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-# --- retrieval (calibrated on benchmarks/retrieval.py and benchmarks/refusal.py; see README) ---
-SEARCH_RESULTS = env_int("KB_SEARCH_RESULTS", 8, minimum=1, maximum=50)  # final N
-SEARCH_CANDIDATES = env_int("KB_SEARCH_CANDIDATES", 40, minimum=5, maximum=500)  # K per list
-SEARCH_PER_DOCUMENT = env_int("KB_SEARCH_PER_DOCUMENT", 6, minimum=1)
-# The hits hold the best chunk of this many documents first; the other places go by rank.
-SEARCH_SPREAD = env_int("KB_SEARCH_SPREAD", 5, minimum=0, maximum=50)
-SEARCH_FUSION = env_choice("KB_SEARCH_FUSION", "calibrated", ("calibrated", "rrf"))
-SEARCH_DENSE_WEIGHT = env_float("KB_SEARCH_DENSE_WEIGHT", 0.5)
-SEARCH_DOCUMENT_WEIGHT = env_float("KB_SEARCH_DOCUMENT_WEIGHT", 0.1)
-# Share of a document's BM25 for the question's named words (a company, product, tool name).
-SEARCH_NAME_WEIGHT = env_float("KB_SEARCH_NAME_WEIGHT", 0.05)
-# Weight of a table row whose label (first cell) the question names (knowledge.retrieval.labels).
-SEARCH_LABEL_WEIGHT = env_float("KB_SEARCH_LABEL_WEIGHT", 1.0)
-# ... among the tables of this many best candidate documents.
-SEARCH_LABEL_DOCUMENTS = env_int("KB_SEARCH_LABEL_DOCUMENTS", 8, minimum=1)
-# ... of which this many the dense and lexical lists missed join the candidates.
-SEARCH_LABEL_CANDIDATES = env_int("KB_SEARCH_LABEL_CANDIDATES", 12, minimum=0)
-# Weight (share of idf) of a question term's synonyms read from the documents; 0: no expansion.
-SEARCH_SYNONYM_WEIGHT = env_float("KB_SEARCH_SYNONYM_WEIGHT", 0.25)
-# Pseudo-relevance feedback (PRF): the candidates re-ordered by the N most distinctive words
-# of the first pass's best documents, at a share of their idf (knowledge.retrieval.prf).
-# Off: +2 kb_dev questions at rank 1 but XQuAD MRR -0.012 (README, configuration).
-SEARCH_PRF_DOCS = env_int("KB_SEARCH_PRF_DOCS", 0, minimum=0, maximum=10)
-SEARCH_PRF_TERMS = env_int("KB_SEARCH_PRF_TERMS", 10, minimum=1, maximum=50)
-SEARCH_PRF_WEIGHT = env_float("KB_SEARCH_PRF_WEIGHT", 0.25)
-# ... only for a question no chunk matches above this share of its best possible BM25.
-SEARCH_PRF_BELOW = env_float("KB_SEARCH_PRF_BELOW", 0.3)
-SEARCH_MIN_SCORE = env_float("KB_SEARCH_MIN_SCORE", 0.19)
-# A question whose content words the knowledge base nearly all uses needs only this score.
-SEARCH_MIN_SCORE_KNOWN = env_float("KB_SEARCH_MIN_SCORE_KNOWN", 0.16)
-SEARCH_KNOWN_SHARE = env_float("KB_SEARCH_KNOWN_SHARE", 0.9)
-# Once one hit reaches the minimum score (the gate of the refusal), the others need this share.
-SEARCH_FOLLOWER_SHARE = env_float("KB_SEARCH_FOLLOWER_SHARE", 0.8)
-SEARCH_CASCADE = env_bool("KB_SEARCH_CASCADE", True)
-RRF_K = env_int("KB_RRF_K", 60, minimum=1)
-HNSW_EF_SEARCH = env_int("KB_HNSW_EF_SEARCH", 400, minimum=10, maximum=1000)
+# --- retrieval ---------------------------------------------------------------------------------
+# The ranking's weights and thresholds (KB_SEARCH_*, KB_RERANK_*, KB_CLARIFY_*, KB_RRF_K,
+# KB_HNSW_EF_SEARCH, KB_LEXICAL_*) are read by knowledge.retrieval.weights, each with the
+# benchmark it was set from; these are the index and the reranker model.
 # HNSW build parameters (pgvector's defaults). A denser graph finds more of the true nearest
 # chunks at the same ef_search, for a longer build and bigger inserts (README, sizing); an
 # existing index keeps its own until `manage.py vector_index --rebuild`.
@@ -525,13 +493,9 @@ if HNSW_EF_CONSTRUCTION < 2 * HNSW_M:
         f"KB_HNSW_EF_CONSTRUCTION={HNSW_EF_CONSTRUCTION} must be at least twice "
         f"KB_HNSW_M={HNSW_M} (pgvector's rule)"
     )
-LEXICAL_CANDIDATE_BUDGET = env_int("KB_LEXICAL_CANDIDATE_BUDGET", 2000, minimum=100)
-LEXICAL_PREFILTER = env_int("KB_LEXICAL_PREFILTER", 300, minimum=0)  # 0: score every candidate
 RERANKER = env_choice("KB_RERANKER", "none", ("none", "flag", "cross-encoder"))
 RERANKER_PATH = env_str("KB_RERANKER_PATH")
 RERANKER_ID = env_str("KB_RERANKER_ID")
-RERANK_CANDIDATES = env_int("KB_RERANK_CANDIDATES", 20, minimum=1)
-RERANK_MIN_SCORE = env_float("KB_RERANK_MIN_SCORE", 0.2)
 
 # --- answers: LLM (any OpenAI-compatible server), policy, guard -------------------------------
 LLM_BASE_URL = env_url("KB_LLM_BASE_URL", ("http", "https"))  # e.g. http://127.0.0.1:8080/v1
@@ -553,8 +517,3 @@ CHAT_ENABLED = env_bool("KB_CHAT_ENABLED", True)  # kill switch; staff also have
 CHAT_HISTORY_TURNS = env_int("KB_CHAT_HISTORY_TURNS", 3, minimum=0, maximum=20)
 PII_REDACTION = env_bool("KB_PII_REDACTION", True)
 EXPAND_CHARS = env_int("KB_EXPAND_CHARS", 4000, minimum=500)
-# Ask back when the best chunks of two or more documents score within this share of the best,
-# are about different things (cosine below the similarity), and the question is short.
-CLARIFY_RATIO = env_float("KB_CLARIFY_RATIO", 0.85)
-CLARIFY_MAX_WORDS = env_int("KB_CLARIFY_MAX_WORDS", 8, minimum=0)
-CLARIFY_MAX_SIMILARITY = env_float("KB_CLARIFY_MAX_SIMILARITY", 0.55)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from portal.boot import load_settings_or_exit
+from portal.boot import setup_or_exit
 
-load_settings_or_exit()
+setup_or_exit()
 
 from django.core.wsgi import get_wsgi_application  # noqa: E402
 

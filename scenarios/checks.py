@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from knowledge.models import Document, Source
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
+from knowledge.retrieval.weights import Hits
 from knowledge.roles import Role
 from scenarios import numbering, parts, units
 from scenarios.documents import readable_documents
@@ -34,7 +35,7 @@ TEACHING_BOOST = 2.0
 # A page whose title says it is about testing or checks ("Тестирование API", "Чек-лист
 # релиза", "Localization testing") teaches checks; a page about HTTP explains a protocol.
 TEACHES_CHECKS = re.compile(r"тестировани|провер|чек-лист|чеклист|testing|checklist", re.I)
-_SEARCH = {"per_document": 1, "cascade": False, "route": False, "rerank": False, "min_score": 0.0}
+_SEARCH = {"route": False, "rerank": False, "min_score": 0.0}
 
 
 @dataclass
@@ -60,7 +61,7 @@ def _ids(user, role: str) -> list[int]:
 def _hits(query: str, user, ids: list[int], k: int):
     if not ids or not query.strip():
         return []
-    options = SearchOptions(k=k, **_SEARCH)
+    options = SearchOptions(hits=Hits(k=k, per_document=1, cascade=False), **_SEARCH)
     return search(query, user=user, filters=Filters(document_ids=ids), options=options).hits
 
 

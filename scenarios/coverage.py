@@ -21,6 +21,7 @@ from django.utils.translation import gettext_lazy
 from knowledge.models import Document
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
+from knowledge.retrieval.weights import Hits
 from scenarios import matching, units
 from scenarios.numbering import Section
 from scenarios.units import Statement, VersionSections
@@ -263,7 +264,7 @@ def _retrieval_ranks(
         statement.full_text,
         user=user,
         filters=Filters(document_ids=[loaded.document.pk for loaded, _ in test_documents]),
-        options=SearchOptions(k=5, per_document=5, cascade=False, route=False),
+        options=SearchOptions(hits=Hits(k=5, per_document=5, cascade=False), route=False),
     )
     by_document = {loaded.document.pk: (loaded, set(map(id, s))) for loaded, s in test_documents}
     ranks: dict[tuple[int, int], tuple[int, float]] = {}

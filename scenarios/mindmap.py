@@ -29,6 +29,7 @@ from knowledge.models import Chunk, Document, Source
 from knowledge.retrieval.hits import chunk_url
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
+from knowledge.retrieval.weights import Hits
 from scenarios import checks
 from scenarios.corpus import Corpus, corpus_for
 from scenarios.coverage import Cover, reasons_text
@@ -334,7 +335,7 @@ def _tickets(query: str, user) -> Node | None:
         query,
         user=user,
         filters=Filters(source_ids=trackers),
-        options=SearchOptions(k=5, per_document=1, cascade=False),
+        options=SearchOptions(hits=Hits(k=5, per_document=1, cascade=False)),
     )
     documents = Document.objects.in_bulk([h.document_id for h in result.hits])
     for hit in result.hits:

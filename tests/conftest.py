@@ -54,6 +54,25 @@ def _forget_sign_in_counters() -> Iterator[None]:
         pass  # a test that never started the session's Redis left nothing there
 
 
+# --- the ranking's weights ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def ranking_weights() -> Iterator:
+    """Change the ranking's weights (``knowledge.retrieval.weights``) for one test, in this
+    process: ``ranking_weights(gate={"min_score": 0.0})`` (returns the weights now in use);
+    the configured ones come back after it."""
+    from knowledge.retrieval import weights as module
+
+    configured = module.weights()
+
+    def change(**groups):
+        return module.configure(module.weights().changed(**groups))
+
+    yield change
+    module.configure(configured)
+
+
 # --- personas: alice the admin, bob a reader, eve outside ---------------------------------------
 
 

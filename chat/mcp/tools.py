@@ -25,6 +25,7 @@ from knowledge.models import Source
 from knowledge.retrieval.hits import describe, result_summary
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
+from knowledge.retrieval.weights import Hits, weights
 from portal.params import unstorable
 from portal.throttle import LIMITS, hit
 
@@ -201,7 +202,7 @@ def call_tool(user, name: str, arguments: dict[str, Any], *, base_url: str) -> d
 def run_search(user, arguments: dict[str, Any], *, base_url: str) -> dict[str, Any]:
     _known(arguments, SEARCH_SCHEMA)
     query = _text(arguments, "query", MAX_QUERY_CHARS)
-    k = arguments.get("k", settings.SEARCH_RESULTS)
+    k = arguments.get("k", weights().hits.k)
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
         raise ToolError(f"k must be a whole number between 1 and {MAX_K}.")
     filters = Filters()
@@ -218,7 +219,7 @@ def run_search(user, arguments: dict[str, Any], *, base_url: str) -> dict[str, A
             "note": DATA_NOTE,
         }
     try:
-        result = search(query, user=user, filters=filters, options=SearchOptions(k=k))
+        result = search(query, user=user, filters=filters, options=SearchOptions(hits=Hits(k=k)))
     except EmbeddingModelMismatch as exc:
         raise ToolError(str(exc)) from None
     results = [{**hit.as_dict(), "url": base_url + hit.url} for hit in describe(result.hits)]

@@ -21,7 +21,8 @@ each word's documents (seconds at a million chunks: benchmarks/retrieval_scale.p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from django.db import connection
 
@@ -102,25 +103,25 @@ def document_bm25_with_names(
     return scores, {row[0]: float(row[2]) for row in rows if row[2] is not None}
 
 
-def add_document_evidence(
-    candidates: Sequence[Candidate], scores: dict[int, float], weight: float
-) -> None:
-    """Each candidate's ranking score: its own score plus ``weight`` times its document's
-    BM25 over the best candidate document's (``fused_score``; ``score`` is left alone)."""
+def with_document_evidence(
+    candidates: Sequence[Candidate], scores: Mapping[int, float]
+) -> list[Candidate]:
+    """Each candidate with its document's BM25 over the best candidate document's
+    (``document_evidence``, 0 for a document without the question's words); the fusion adds
+    ``KB_SEARCH_DOCUMENT_WEIGHT`` of it to the ranking score, never to the chunk's own."""
     best = max(scores.values(), default=0.0)
-    for c in candidates:
-        share = scores.get(c.document_id, 0.0) / best if best > 0 else 0.0
-        c.document_score = share
-        c.fused_score = c.score + weight * share
+    return [
+        replace(c, document_evidence=scores.get(c.document_id, 0.0) / best if best > 0 else 0.0)
+        for c in candidates
+    ]
 
 
-def add_name_evidence(
-    candidates: Sequence[Candidate], scores: dict[int, float], weight: float
-) -> None:
-    """Add ``weight`` times the document's BM25 for the question's named words over the best
-    candidate document's to each candidate's ranking score (after ``add_document_evidence``)."""
+def with_name_evidence(
+    candidates: Sequence[Candidate], scores: Mapping[int, float]
+) -> list[Candidate]:
+    """Each candidate with its document's BM25 for the question's named words over the best
+    candidate document's (``name_evidence``); unchanged when no document has those words."""
     best = max(scores.values(), default=0.0)
     if best <= 0:
-        return
-    for c in candidates:
-        c.fused_score += weight * scores.get(c.document_id, 0.0) / best
+        return list(candidates)
+    return [replace(c, name_evidence=scores.get(c.document_id, 0.0) / best) for c in candidates]

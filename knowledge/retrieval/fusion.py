@@ -12,9 +12,11 @@ the combination is not worse than its best input where plain RRF was.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
-from knowledge.retrieval.types import Candidate
+from knowledge.retrieval.types import Candidate, Place
+from knowledge.retrieval.weights import Fusion, Hits
 
 
 def rrf(
@@ -32,6 +34,44 @@ def rrf(
 def calibrated(dense: float | None, lexical_norm: float | None, *, dense_weight: float) -> float:
     """Convex combination of cosine similarity and normalised BM25 (missing counts as 0)."""
     return dense_weight * max(0.0, dense or 0.0) + (1.0 - dense_weight) * (lexical_norm or 0.0)
+
+
+def fuse(candidates: Sequence[Candidate], lists: Sequence[str], weights: Fusion) -> list[Candidate]:
+    """Each candidate's ranking score and place (``fused``), best first: its calibrated score
+    with the evidence at its weights (``fused_score``), or reciprocal rank fusion over
+    ``lists`` (``weights.method`` "rrf")."""
+    if weights.method == "rrf" and len(lists) > 1:
+        scores = rrf([list_order(candidates, name) for name in lists], k=weights.rrf_k)
+        ranked = sorted(candidates, key=lambda c: -scores.get(c.found_id, 0.0))
+    else:
+        scores = {c.found_id: fused_score(c, weights) for c in candidates}
+        ranked = order(candidates, lambda c: scores[c.found_id])
+    return [
+        replace(c, fused=Place(rank, scores.get(c.found_id, 0.0)))
+        for rank, c in enumerate(ranked, 1)
+    ]
+
+
+def list_order(candidates: Iterable[Candidate], name: str) -> list[int]:
+    """The found chunks' ids in the order of the list ``name`` (those in its first K)."""
+    placed = [(c, getattr(c, name)) for c in candidates]
+    listed = [(place.rank, c.found_id) for c, place in placed if place and place.rank]
+    return [i for _, i in sorted(listed, key=lambda x: x[0])]
+
+
+def fused_score(candidate: Candidate, weights: Fusion) -> float:
+    """The ranking score: the chunk's own calibrated score plus the document and name
+    evidence and a named row's ``label_bonus`` at their weights (never what the minimum
+    score reads)."""
+    c = candidate
+    score = c.own_score
+    if c.document_evidence is not None:
+        score = score + weights.document_weight * c.document_evidence
+    if c.name_evidence is not None:
+        score += weights.name_weight * c.name_evidence
+    if weights.label_weight > 0:
+        score += label_bonus(c, weights.label_weight)
+    return score
 
 
 def bm25_idf(df: int, n: int) -> float:
@@ -85,24 +125,24 @@ FRESH_TIE = 0.01
 
 def order(
     candidates: Iterable[Candidate],
+    by: Callable[[Candidate], float],
     *,
     tie: float = 1e-6,
     fresh_tie: float = FRESH_TIE,
-    by: str = "score",
 ) -> list[Candidate]:
-    """Best ``by`` (a score attribute) first; scores within ``tie`` of each other go to the
+    """Best ``by`` (a stage's score) first; scores within ``tie`` of each other go to the
     fresher chunk when its source asks for freshness, and so do scores within ``fresh_tie`` of
     each other when every chunk among them comes from such a source."""
-    ranked = sorted(candidates, key=lambda c: -getattr(c, by))
+    ranked = sorted(candidates, key=lambda c: -by(c))
     result: list[Candidate] = []
     i = 0
     while i < len(ranked):
-        best = getattr(ranked[i], by)
+        best = by(ranked[i])
         fresh = ranked[i].prefer_fresh
         j = i + 1
         while j < len(ranked):
             fresh = fresh and ranked[j].prefer_fresh
-            if best - getattr(ranked[j], by) > (max(tie, fresh_tie) if fresh else tie):
+            if best - by(ranked[j]) > (max(tie, fresh_tie) if fresh else tie):
                 break
             j += 1
         group = ranked[i:j]
@@ -113,18 +153,22 @@ def order(
     return result
 
 
+@dataclass(frozen=True)
+class Threshold:
+    """The minimum score of a search (the honest refusal's gate) and the floor of the hits
+    after the first: ``follower_share`` of it, a named row counting with its label evidence
+    at ``label_weight``."""
+
+    min_score: float
+    follower_share: float = 1.0
+    label_weight: float = 0.0
+
+
 def select(
-    ranked: Sequence[Candidate],
-    *,
-    n: int,
-    per_document: int,
-    min_score: float,
-    follower_share: float = 1.0,
-    spread: int = 0,
-    label_weight: float = 0.0,
+    ranked: Sequence[Candidate], hits: Hits, threshold: Threshold
 ) -> tuple[list[Candidate], list[Candidate]]:
-    """The final hits (capped, at most ``n``, the first ``spread`` documents kept: see
-    ``spread_documents``) and the near misses.
+    """The final hits (at most ``hits.per_document`` of a document, at most ``hits.k``, the
+    first ``hits.spread`` documents kept: see ``spread_documents``) and the near misses.
 
     The minimum score is the gate of the honest refusal: no hit at all unless some candidate
     reaches it. Once one does, the others need ``follower_share`` of it: the question is in the
@@ -133,26 +177,27 @@ def select(
     question names counts with its label evidence (``label_weight`` as in the ranking): a
     table row of figures shares few words with any question (benchmarks/retrieval_sec.py);
     the gate itself reads the chunk's own score only."""
-    capped = cap_per_document(ranked, per_document)
+    n, min_score = hits.k, threshold.min_score
+    capped = cap_per_document(ranked, hits.per_document)
     if not any(c.score >= min_score for c in capped):
         return [], capped[:n]
-    floor = min_score * follower_share if min_score > 0 else min_score
-    follows = [c.score + label_bonus(c, label_weight) >= floor for c in capped]
-    hits = spread_documents([c for c, ok in zip(capped, follows, strict=True) if ok], n, spread)
+    floor = min_score * threshold.follower_share if min_score > 0 else min_score
+    follows = [c.score + label_bonus(c, threshold.label_weight) >= floor for c in capped]
+    chosen = [c for c, ok in zip(capped, follows, strict=True) if ok]
     misses = [c for c, ok in zip(capped, follows, strict=True) if not ok][:n]
-    return hits, misses
+    return spread_documents(chosen, n, hits.spread), misses
 
 
 def label_bonus(candidate: Candidate, weight: float) -> float:
     """What a row label the question names adds to a candidate (``knowledge.retrieval.labels``):
     ``weight`` x its label evidence x its document's share of the document evidence (1 where
     no document evidence was computed), so that Apple's "Inventories" row counts little for a
-    question about NVIDIA. The ranking adds it to ``fused_score``, the follower floor reads it
+    question about NVIDIA. The ranking adds it to the fused score, the follower floor reads it
     (``select``); the minimum score never does."""
-    if not candidate.label_score:
+    if not candidate.label_evidence:
         return 0.0
-    share = candidate.document_score if candidate.document_score is not None else 1.0
-    return weight * candidate.label_score * share
+    document = candidate.document_evidence
+    return weight * candidate.label_evidence * (document if document is not None else 1.0)
 
 
 # A document keeps a place in the hits (``spread_documents``) only when its best chunk ranks
@@ -187,18 +232,16 @@ def spread_documents(ranked: Sequence[Candidate], n: int, documents: int) -> lis
 
 def collapse_units(ranked: Sequence[Candidate], parents: Mapping[int, int]) -> list[Candidate]:
     """Row units stand for the table piece they belong to: each piece once, at the rank and
-    with the scores of the best of itself and its units (``unit_id`` says which unit)."""
+    with the scores of the best of itself and its units (a unit keeps its own id and names its
+    piece: ``piece_id``)."""
     seen: set[int] = set()
     kept: list[Candidate] = []
     for candidate in ranked:
-        piece = parents.get(candidate.chunk_id, candidate.chunk_id)
+        piece = parents.get(candidate.found_id, candidate.found_id)
         if piece in seen:
             continue
         seen.add(piece)
-        if piece != candidate.chunk_id:
-            candidate.unit_id, candidate.chunk_id = candidate.chunk_id, piece
-        kept.append(candidate)
-    if len(kept) < len(ranked):
-        for rank, candidate in enumerate(kept, 1):
-            candidate.fused_rank = rank  # the ranks of the list as it now stands
+        kept.append(
+            candidate if piece == candidate.found_id else replace(candidate, piece_id=piece)
+        )
     return kept

@@ -11,6 +11,7 @@ from typing import Any
 from django.urls import reverse
 
 from knowledge.models import Chunk
+from knowledge.retrieval.fusion import cap_per_document
 from knowledge.retrieval.types import Candidate, SearchResult
 
 
@@ -71,6 +72,40 @@ def describe(candidates: list[Candidate]) -> list[Hit]:
             )
         )
     return hits
+
+
+def explained(result: SearchResult, per_document: int) -> list[dict[str, Any]]:
+    """Every candidate of ``result`` with each stage's rank and score as its record holds them
+    (``Candidate.explain``), what became of it, its document and section: ``search --json
+    --explain`` and ``/api/v1/search?explain=1``."""
+    outcome = outcomes(result, per_document)
+    described = {h.chunk_id: h for h in describe(result.candidates)}
+    rows = []
+    for c in result.candidates:
+        hit = described.get(c.chunk_id)
+        rows.append(
+            {
+                **c.explain(),
+                "result": outcome[c.chunk_id],
+                "document": hit.document if hit else "",
+                "section": hit.section if hit else "",
+            }
+        )
+    return rows
+
+
+def outcomes(result: SearchResult, per_document: int) -> dict[int, str]:
+    """What became of each candidate: a hit, below the minimum score, over the per-document
+    cap, or beyond the final N."""
+    kept = {c.chunk_id for c in cap_per_document(result.candidates, per_document)}
+    outcome = {
+        c.chunk_id: "beyond N" if c.chunk_id in kept else "document cap" for c in result.candidates
+    }
+    for rank, c in enumerate(result.hits, 1):
+        outcome[c.chunk_id] = f"hit {rank}"
+    for c in result.near_misses:
+        outcome[c.chunk_id] = "below minimum"
+    return outcome
 
 
 def result_summary(result: SearchResult) -> dict[str, Any]:

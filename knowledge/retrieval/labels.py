@@ -26,9 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from knowledge.retrieval import fusion
 from knowledge.retrieval import sql as q
-from knowledge.retrieval.types import Candidate
 
 
 def label_evidence(
@@ -64,12 +62,3 @@ def label_score(
     coverage = len(matched) / len(lexemes)
     share = sum(idf[x] for x in matched) / total
     return coverage * share
-
-
-def add_label_evidence(candidates: Sequence[Candidate], weight: float) -> None:
-    """Add each candidate's ``fusion.label_bonus`` to its ranking score: ``weight`` x the label
-    evidence, times its document's share of the document evidence (``document_score``, set by
-    ``add_document_evidence``) where there is one: a row the question names counts in a
-    document the question is about (Apple's "Inventories" row is no answer about NVIDIA's)."""
-    for c in candidates:
-        c.fused_score += fusion.label_bonus(c, weight)

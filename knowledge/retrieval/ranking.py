@@ -1,274 +1,251 @@
 """One tier's ranked candidates: the dense, lexical and sparse lists, each over-retrieved
 (K per list), every candidate given both calibrated scores, then fused.
 
-The lists run in SQL (``knowledge.retrieval.sql``); the maths are in ``fusion``.
+Each stage returns new records (``types.Candidate`` is immutable) with its own field added:
+the lists their places, the completion the missing cosine and BM25, the calibration the
+chunk's own score, the label, document and name evidence, the fusion the ranking score and
+order, the PRF pass its order. The lists run in SQL (``knowledge.retrieval.sql``); the maths
+are in ``fusion``.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-from django.conf import settings
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from knowledge.embedding import Embedder
 from knowledge.question.named import named_words
 from knowledge.retrieval import fusion
 from knowledge.retrieval import sql as q
 from knowledge.retrieval.documents import (
-    add_document_evidence,
-    add_name_evidence,
     document_bm25_with_names,
+    with_document_evidence,
+    with_name_evidence,
 )
-from knowledge.retrieval.labels import add_label_evidence, label_evidence
+from knowledge.retrieval.labels import label_evidence
+from knowledge.retrieval.lexical import Lexical, lexical_terms
 from knowledge.retrieval.prf import prf_lexemes, top_documents
-from knowledge.retrieval.types import Candidate
+from knowledge.retrieval.types import Calibrated, Candidate, Place, SearchOptions
 
-if TYPE_CHECKING:
-    from knowledge.retrieval.search import SearchOptions
+Found = dict[int, Candidate]  # the candidates so far by the id of the chunk found, list order
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What one tier's ranking searches with: where, the question's words and vectors, how."""
+
+    scope: q.Scope
+    text: str
+    vector: Any  # the question's vectors (None: word search only)
+    embedder: Embedder
+    options: SearchOptions
+    synonyms: tuple[str, ...] = ()  # the corpus's synonyms of the question's words
+
+    @property
+    def dense(self) -> Any:
+        return self.vector.dense[0] if self.vector is not None else None
+
+    def has(self, name: str) -> bool:
+        return name in self.options.lists
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """One tier's candidates, best first, and what the ranking learned on the way."""
+
+    candidates: list[Candidate]
+    # The share of the question's content words some searchable chunk contains (1.0: every
+    # word is the knowledge base's vocabulary); None without a lexical list.
+    known_share: float | None = None
+    prf_words: list[str] = field(default_factory=list)  # the PRF pass's words (prf.py)
 
 
 def _since(tick: float) -> float:
     return round((time.perf_counter() - tick) * 1000, 2)
 
 
-def rank_candidates(
-    scope: q.Scope,
-    text: str,
-    vector,
-    embedder: Embedder,
-    options: SearchOptions,
-    timings: dict[str, float],
-    stats: dict[str, Any] | None = None,
-) -> list[Candidate]:
-    """The candidates of the dense, lexical and sparse lists in ``scope``, each with both
-    calibrated scores (fetched for those one list missed), fused, best first.
-
-    ``stats`` receives ``known_share``: the share of the question's content words that some
-    searchable chunk contains (1.0 when every word is the knowledge base's vocabulary), and
-    ``prf``: the lexemes a PRF pass re-ordered the candidates by (``knowledge.retrieval.prf``)."""
-    candidates: dict[int, Candidate] = {}
-    k = options.candidates
-    dense_vec = vector.dense[0] if vector is not None else None
-    if "dense" in options.lists:
-        tick = time.perf_counter()
-        for rank, (chunk_id, score) in enumerate(
-            q.dense_search(scope, dense_vec, k=k, ef_search=options.ef_search), 1
-        ):
-            candidates[chunk_id] = Candidate(chunk_id, dense_rank=rank, dense_score=score)
-        timings["dense"] = timings.get("dense", 0) + _since(tick)
+def rank_candidates(probe: Probe, timings: dict[str, float]) -> Ranking:
+    """The candidates of the dense, lexical and sparse lists in the probe's scope, each with
+    both calibrated scores (fetched for those one list missed), fused, best first."""
+    found = _sparse(_dense(probe, timings), probe, timings)
+    found, lexical = _lexical(found, probe, timings)
+    ranked = _score(found, probe, lexical, timings)
+    options = probe.options
     if (
-        "sparse" in options.lists
-        and vector is not None
-        and vector.sparse
-        and embedder.sparse_dimensions
-    ):
-        tick = time.perf_counter()
-        for rank, (chunk_id, score) in enumerate(
-            q.sparse_search(scope, vector.sparse[0], embedder.sparse_dimensions, k=k), 1
-        ):
-            c = candidates.setdefault(chunk_id, Candidate(chunk_id))
-            c.sparse_rank, c.sparse_score = rank, score
-        timings["sparse"] = timings.get("sparse", 0) + _since(tick)
-    lexical = _lexical(candidates, scope, text, options, timings, stats)
-    ranked = _score(candidates, scope, text, dense_vec, embedder, options, timings, lexical)
-    if (
-        options.prf_docs > 0
-        and options.fusion != "rrf"
+        options.prf.documents > 0
+        and options.fusion.method != "rrf"
         and lexical.own
         and len(ranked) > 1
-        and _vocabulary_mismatch(ranked)
+        and _vocabulary_mismatch(ranked, options.prf.below)
     ):
-        added = _prf(ranked, scope, options, lexical, timings)
-        if stats is not None:
-            stats["prf"] = added
-    return ranked
+        ranked, words = _prf(ranked, probe, lexical, timings)
+        return Ranking(ranked, lexical.known_share, words)
+    return Ranking(ranked, lexical.known_share)
 
 
-def _vocabulary_mismatch(ranked: list[Candidate]) -> bool:
+def _dense(probe: Probe, timings: dict[str, float]) -> Found:
+    if not probe.has("dense"):
+        return {}
+    tick = time.perf_counter()
+    retrieval = probe.options.retrieval
+    listed = q.dense_search(
+        probe.scope, probe.dense, k=retrieval.candidates, ef_search=retrieval.ef_search
+    )
+    found = {i: Candidate(i, dense=Place(rank, score)) for rank, (i, score) in enumerate(listed, 1)}
+    timings["dense"] = timings.get("dense", 0) + _since(tick)
+    return found
+
+
+def _sparse(found: Found, probe: Probe, timings: dict[str, float]) -> Found:
+    vector, dimensions = probe.vector, probe.embedder.sparse_dimensions
+    if not (probe.has("sparse") and vector is not None and vector.sparse and dimensions):
+        return found
+    tick = time.perf_counter()
+    listed = q.sparse_search(
+        probe.scope, vector.sparse[0], dimensions, k=probe.options.retrieval.candidates
+    )
+    found = _placed(found, listed, "sparse")
+    timings["sparse"] = timings.get("sparse", 0) + _since(tick)
+    return found
+
+
+def _placed(found: Found, listed: list[tuple[int, float]], stage: str) -> Found:
+    """``found`` with each listed chunk's place in the list ``stage``; new chunks last."""
+    placed = dict(found)
+    for rank, (i, score) in enumerate(listed, 1):
+        place = {stage: Place(rank, score)}
+        placed[i] = replace(placed[i], **place) if i in placed else Candidate(i, **place)
+    return placed
+
+
+def _vocabulary_mismatch(ranked: list[Candidate], below: float) -> bool:
     """Whether the question is worded unlike every chunk: no candidate holds more than
-    ``KB_SEARCH_PRF_BELOW`` of the question's best possible BM25. A question repeating a
-    passage's words (most of XQuAD) is found by them and the expansion would only blur its
-    first place; one asked in other words is what it is for."""
-    best = max((c.lexical_norm or 0.0 for c in ranked), default=0.0)
-    return best < settings.SEARCH_PRF_BELOW
+    ``below`` (``KB_SEARCH_PRF_BELOW``) of the question's best possible BM25. A question
+    repeating a passage's words (most of XQuAD) is found by them and the expansion would only
+    blur its first place; one asked in other words is what it is for."""
+    best = max((c.calibrated.lexical_norm for c in ranked if c.calibrated), default=0.0)
+    return best < below
 
 
 def _prf(
-    ranked: list[Candidate],
-    scope: q.Scope,
-    options: SearchOptions,
-    lexical: _Lexical,
-    timings: dict[str, float],
-) -> list[str]:
-    """Re-order ``ranked`` in place by the best documents' distinctive words
+    ranked: list[Candidate], probe: Probe, lexical: Lexical, timings: dict[str, float]
+) -> tuple[list[Candidate], list[str]]:
+    """``ranked`` re-ordered by the best documents' distinctive words
     (``knowledge.retrieval.prf``): each candidate's ranking score gains its BM25 for those
-    words, at ``KB_SEARCH_PRF_WEIGHT`` of their idf, over the question's ceiling. Its
-    ``score`` (what the threshold reads) is left alone, and no candidate is added: the
-    expansion re-orders what the question's own words and meaning found. Returns the words used."""
+    words, at ``KB_SEARCH_PRF_WEIGHT`` of their idf, over the question's ceiling (its ``prf``
+    place). The score the threshold reads is left alone, and no candidate is added: the
+    expansion re-orders what the question's own words and meaning found. Also the words."""
     tick = time.perf_counter()
+    prf, visible = probe.options.prf, probe.scope.visible_source_ids
     added = prf_lexemes(
-        top_documents(ranked, options.prf_docs),
-        [*lexical.idf, *lexical.extra],
-        settings.SEARCH_PRF_TERMS,
-        scope.visible_source_ids,
+        top_documents(ranked, prf.documents), [*lexical.idf, *lexical.extra], prf.terms, visible
     )
     if added and lexical.ceiling:
-        df, total, _ = q.term_stats(added, scope.visible_source_ids)
-        idf = {
-            x: settings.SEARCH_PRF_WEIGHT * fusion.bm25_idf(df[x], total)
-            for x in added
-            if df.get(x)
+        df, total, _ = q.term_stats(added, visible)
+        idf = {x: prf.weight * fusion.bm25_idf(df[x], total) for x in added if df.get(x)}
+        ids = [c.found_id for c in ranked]
+        terms = q.Terms(idf, lexical.avg_length)
+        scores = dict(q.bm25(probe.scope, terms, k=len(ids), only_ids=ids) if idf else [])
+        gained = {
+            c.found_id: _ranking_score(c) + scores.get(c.found_id, 0.0) / lexical.ceiling
+            for c in ranked
         }
-        ids = [c.chunk_id for c in ranked]
-        scores = dict(
-            q.bm25(scope, idf, lexical.avg_length, k=len(ids), candidate_lexemes=[], only_ids=ids)
-            if idf
-            else []
-        )
-        for c in ranked:
-            c.fused_score += scores.get(c.chunk_id, 0.0) / lexical.ceiling
-        ranked[:] = fusion.order(ranked, by="fused_score")
-        for rank, c in enumerate(ranked, 1):
-            c.fused_rank = rank
+        ordered = fusion.order(ranked, lambda c: gained[c.found_id])
+        ranked = [
+            replace(c, prf=Place(rank, gained[c.found_id])) for rank, c in enumerate(ordered, 1)
+        ]
     timings["prf"] = timings.get("prf", 0) + _since(tick)
-    return added
+    return ranked, added
 
 
-@dataclass
-class _Lexical:
-    """What the lexical list was scored with: idf per lexeme (the question's own and its
-    synonyms at their share), which lexemes the question asked itself, the synonyms, the
-    ceiling of a chunk's BM25 for the question, the chunks' mean length."""
-
-    idf: dict[str, float] = field(default_factory=dict)
-    own: list[str] = field(default_factory=list)
-    extra: list[str] = field(default_factory=list)
-    ceiling: float = 0.0
-    avg_length: float = 1.0
+def _ranking_score(c: Candidate) -> float:
+    return c.fused.score if c.fused is not None else 0.0
 
 
-def _lexical(
-    candidates: dict[int, Candidate],
-    scope: q.Scope,
-    text: str,
-    options: SearchOptions,
-    timings: dict[str, float],
-    stats: dict[str, Any] | None,
-) -> _Lexical:
-    """Run the lexical list into ``candidates``: the question's lexemes at their idf and the
-    corpus's synonyms (``options.expansions``) at their share."""
-    if "lexical" not in options.lists:
-        return _Lexical()
+def _lexical(found: Found, probe: Probe, timings: dict[str, float]) -> tuple[Found, Lexical]:
+    """Run the lexical list into ``found``: the question's lexemes at their idf and the
+    corpus's synonyms (``probe.synonyms``) at their share."""
+    if not probe.has("lexical"):
+        return found, Lexical()
     tick = time.perf_counter()
-    lexemes, words = q.query_terms(text, q.LANGUAGES)
-    # The corpus's synonyms of the question's terms: searched for, at a lower weight, and
-    # not part of the question's ceiling (the question did not ask for those words).
-    extra = (
-        q.query_terms(" ".join(options.expansions), q.LANGUAGES)[0] if options.expansions else []
-    )
-    extra = [x for x in extra if x not in lexemes]
-    df, total, avg_length = q.term_stats([*lexemes, *extra], scope.visible_source_ids)
-    if stats is not None and words:
-        stats["known_share"] = sum(1 for w in words if any(df.get(x) for x in w)) / len(words)
-    idf = {x: fusion.bm25_idf(df[x], total) for x in lexemes if df.get(x)}
-    own = list(idf)
-    for x in extra:
-        if df.get(x):
-            idf[x] = settings.SEARCH_SYNONYM_WEIGHT * fusion.bm25_idf(df[x], total)
-    absent = fusion.bm25_idf(1, total)  # as rare as the rarest word the chunks have
-    ceiling = (q.BM25_K1 + 1) * fusion.question_ceiling(words, idf, absent)
-    rare = _candidate_lexemes(idf, df, settings.LEXICAL_CANDIDATE_BUDGET)
-    phrase = text if '"' in text else ""
-    for rank, (chunk_id, score) in enumerate(
-        q.bm25(
-            scope,
-            idf,
-            avg_length,
-            k=options.candidates,
-            candidate_lexemes=rare,
-            phrase_query=phrase,
-            prefilter=settings.LEXICAL_PREFILTER,
-        ),
-        1,
-    ):
-        c = candidates.setdefault(chunk_id, Candidate(chunk_id))
-        c.lexical_rank, c.lexical_score = rank, score
+    retrieval = probe.options.retrieval
+    lexical = lexical_terms(probe.scope, probe.text, probe.synonyms, retrieval.synonym_weight)
+    matching = lexical.matching(probe.text, retrieval)
+    listed = q.bm25(probe.scope, lexical.terms, k=retrieval.candidates, matching=matching)
+    found = _placed(found, listed, "lexical")
     timings["lexical"] = timings.get("lexical", 0) + _since(tick)
-    return _Lexical(idf, own, extra, ceiling, avg_length)
+    return found, lexical
 
 
 def _score(
-    candidates: dict[int, Candidate],
-    scope: q.Scope,
-    text: str,
-    dense_vec,
-    embedder: Embedder,
-    options: SearchOptions,
-    timings: dict[str, float],
-    lexical: _Lexical,
+    found: Found, probe: Probe, lexical: Lexical, timings: dict[str, float]
 ) -> list[Candidate]:
-    """Both calibrated scores for every candidate, the document-level evidence, fused."""
+    """Both calibrated scores for every candidate, the label and document evidence, fused."""
     tick = time.perf_counter()
-    idf = lexical.idf
-    _complete(candidates, dense_vec, embedder, scope, idf, lexical.avg_length, options)
-    _calibrate(candidates.values(), options, lexical.ceiling)
-    if options.label_weight > 0 and options.fusion != "rrf" and "lexical" in options.lists and idf:
+    options = probe.options
+    found = _calibrate(_complete(found, probe, lexical), options, lexical.ceiling)
+    weighs_labels = options.fusion.label_weight > 0 and options.fusion.method != "rrf"
+    if weighs_labels and probe.has("lexical") and lexical.idf:
         tock = time.perf_counter()
-        added = _add_labelled_rows(candidates, scope, dense_vec, embedder, options, lexical)
-        _calibrate(added, options, lexical.ceiling)
+        found = _add_labelled_rows(found, probe, lexical)
         timings["labels"] = timings.get("labels", 0) + _since(tock)
-    documents, named = None, {}
-    if options.document_weight > 0 and "lexical" in options.lists and idf:
-        ids = {c.document_id for c in candidates.values() if c.document_id}
-        # The question's own words only: a synonym is no evidence about a whole document.
-        own = lexical.own
-        names = _named_lexemes(text, own) if options.name_weight > 0 else []
-        documents, named = document_bm25_with_names(
-            sorted(ids), own, names, scope.visible_source_ids
-        )
-    ranked = _fuse(list(candidates.values()), options, documents, named)
+    candidates = list(found.values())
+    if options.fusion.document_weight > 0 and probe.has("lexical") and lexical.idf:
+        candidates = _document_evidence(candidates, probe, lexical)
+    ranked = fusion.fuse(candidates, options.lists, options.fusion)
     timings["fusion"] = timings.get("fusion", 0) + _since(tick)
     return ranked
 
 
-def _calibrate(candidates, options: SearchOptions, ceiling: float) -> None:
+def _calibrate(found: Found, options: SearchOptions, ceiling: float) -> Found:
     """Each candidate's lexical share of the question's ceiling and its calibrated score."""
-    for c in candidates:
-        c.lexical_norm = min(1.0, (c.lexical_score or 0.0) / ceiling) if ceiling else 0.0
-        c.score = fusion.calibrated(
-            c.dense_score if "dense" in options.lists else None,
-            c.lexical_norm if "lexical" in options.lists else None,
-            dense_weight=_dense_weight(options),
+    weight = _dense_weight(options)
+    dense, lexical = "dense" in options.lists, "lexical" in options.lists
+    calibrated = {}
+    for i, c in found.items():
+        norm = min(1.0, (c.lexical.score if c.lexical else 0.0) / ceiling) if ceiling else 0.0
+        score = fusion.calibrated(
+            c.dense.score if dense and c.dense else None,
+            norm if lexical else None,
+            dense_weight=weight,
         )
+        calibrated[i] = replace(c, calibrated=Calibrated(norm, score))
+    return calibrated
 
 
-def _add_labelled_rows(
-    candidates: dict[int, Candidate],
-    scope: q.Scope,
-    dense_vec,
-    embedder: Embedder,
-    options: SearchOptions,
-    lexical: _Lexical,
-) -> list[Candidate]:
+def _add_labelled_rows(found: Found, probe: Probe, lexical: Lexical) -> Found:
     """Give each table and row unit of the best candidates' documents whose row label the
-    question names its ``label_score`` (``knowledge.retrieval.labels``); those the lists did
-    not find join the candidates with both their scores (returned, to be calibrated)."""
-    documents = top_documents(
-        sorted(candidates.values(), key=lambda c: -c.score), settings.SEARCH_LABEL_DOCUMENTS
-    )
-    found = label_evidence(scope, documents, lexical.own, lexical.idf)
+    question names its label evidence (``knowledge.retrieval.labels``); those the lists did
+    not find join the candidates with both their scores."""
+    weights = probe.options.fusion
+    best = sorted(found.values(), key=lambda c: -c.own_score)
+    documents = top_documents(best, weights.label_documents)
+    evidence = label_evidence(probe.scope, documents, lexical.own, lexical.idf)
     # The best labelled chunks the lists missed join them (each needs both its scores).
-    missed = sorted((i for i in found if i not in candidates), key=lambda i: (-found[i], i))
-    new = {i: Candidate(i) for i in missed[: settings.SEARCH_LABEL_CANDIDATES]}
+    missed = sorted((i for i in evidence if i not in found), key=lambda i: (-evidence[i], i))
+    new = {i: Candidate(i) for i in missed[: weights.label_candidates]}
     if new:
-        _complete(new, dense_vec, embedder, scope, lexical.idf, lexical.avg_length, options)
-        candidates.update(new)
-    for chunk_id, evidence in found.items():
-        if chunk_id in candidates:
-            candidates[chunk_id].label_score = evidence
-    return list(new.values())
+        new = _calibrate(_complete(new, probe, lexical), probe.options, lexical.ceiling)
+    return {
+        i: replace(c, label_evidence=evidence[i]) if i in evidence else c
+        for i, c in {**found, **new}.items()
+    }
+
+
+def _document_evidence(
+    candidates: list[Candidate], probe: Probe, lexical: Lexical
+) -> list[Candidate]:
+    """The candidates with their document's share of the document evidence, and of the name
+    evidence when the question names a thing (``knowledge.retrieval.documents``)."""
+    ids = {c.document_id for c in candidates if c.document_id}
+    # The question's own words only: a synonym is no evidence about a whole document.
+    own = lexical.own
+    names = _named_lexemes(probe.text, own) if probe.options.fusion.name_weight > 0 else []
+    documents, named = document_bm25_with_names(
+        sorted(ids), own, names, probe.scope.visible_source_ids
+    )
+    return with_name_evidence(with_document_evidence(candidates, documents), named)
 
 
 def _named_lexemes(text: str, own: list[str]) -> list[str]:
@@ -286,86 +263,33 @@ def _dense_weight(options: SearchOptions) -> float:
         return 1.0
     if options.lists == ("lexical",):
         return 0.0
-    return options.dense_weight
+    return options.fusion.dense_weight
 
 
-def _candidate_lexemes(idf: dict[str, float], df: dict[str, int], budget: int) -> list[str]:
-    """The rarest query terms whose postings add up to ``budget`` chunks (at least one term).
-
-    Bounds the work of the lexical list: a chunk that matches only very common terms cannot
-    outrank one matching a rare term, so it need not be scored.
-    """
-    chosen: list[str] = []
-    used = 0
-    for lexeme in sorted(idf, key=lambda x: df[x]):
-        if chosen and used + df[lexeme] > budget:
-            break
-        chosen.append(lexeme)
-        used += df[lexeme]
-    return chosen
-
-
-def _complete(
-    candidates: dict[int, Candidate],
-    vector,
-    embedder: Embedder,
-    scope: q.Scope,
-    idf: dict[str, float],
-    avg_length: float,
-    options: SearchOptions,
-) -> None:
+def _complete(found: Found, probe: Probe, lexical: Lexical) -> Found:
     """Give every candidate both scores, so fusion compares like with like, and its document
     and freshness (the per-document cap and the freshness tie-break need them)."""
-    dense = "dense" in options.lists
-    unscored = [i for i, c in candidates.items() if c.dense_score is None]
+    dense = probe.has("dense")
+    unscored = [i for i, c in found.items() if c.dense is None]
     rows = q.candidate_rows(
-        list(candidates), vector if dense else None, embedder.model_id, cosine_ids=unscored
+        list(found), probe.dense if dense else None, probe.embedder.model_id, cosine_ids=unscored
     )
-    for chunk_id, (document_id, created, prefer_fresh, cosine) in rows.items():
-        c = candidates[chunk_id]
-        c.document_id, c.prefer_fresh = document_id, prefer_fresh
-        c.freshness = created.timestamp() if created else 0.0
-        if c.dense_score is None and dense:
-            c.dense_score = cosine
-    if "lexical" in options.lists and idf:
-        missing = [i for i, c in candidates.items() if c.lexical_score is None]
-        for chunk_id, score in q.bm25(
-            scope, idf, avg_length, k=len(missing), candidate_lexemes=[], only_ids=missing
-        ):
-            candidates[chunk_id].lexical_score = score
-
-
-def _fuse(
-    candidates: list[Candidate],
-    options: SearchOptions,
-    documents: dict[int, float] | None,
-    named: dict[int, float],
-) -> list[Candidate]:
-    if options.fusion == "rrf" and len(options.lists) > 1:
-        rankings = [
-            [
-                c.chunk_id
-                for c in sorted(
-                    (c for c in candidates if getattr(c, f"{name}_rank")),
-                    key=lambda c, n=name: getattr(c, f"{n}_rank"),
-                )
-            ]
-            for name in options.lists
-        ]
-        scores = fusion.rrf(rankings, k=settings.RRF_K)
-        for c in candidates:
-            c.fused_score = scores.get(c.chunk_id, 0.0)
-        ranked = sorted(candidates, key=lambda c: -c.fused_score)
-    else:
-        for c in candidates:
-            c.fused_score = c.score
-        if documents is not None:
-            add_document_evidence(candidates, documents, options.document_weight)
-        if named:
-            add_name_evidence(candidates, named, options.name_weight)
-        if options.label_weight > 0:
-            add_label_evidence(candidates, options.label_weight)
-        ranked = fusion.order(candidates, by="fused_score")
-    for rank, c in enumerate(ranked, 1):
-        c.fused_rank = rank
-    return ranked
+    completed = dict(found)
+    for i, (document_id, created, prefer_fresh, cosine) in rows.items():
+        c = found[i]
+        cosine_place = (
+            Place(None, cosine) if c.dense is None and dense and cosine is not None else c.dense
+        )
+        completed[i] = replace(
+            c,
+            document_id=document_id,
+            prefer_fresh=prefer_fresh,
+            freshness=created.timestamp() if created else 0.0,
+            dense=cosine_place,
+        )
+    if probe.has("lexical") and lexical.idf:
+        missing = [i for i, c in completed.items() if c.lexical is None]
+        scored = q.bm25(probe.scope, lexical.terms, k=len(missing), only_ids=missing)
+        for i, score in scored:
+            completed[i] = replace(completed[i], lexical=Place(None, score))
+    return completed

@@ -7,9 +7,9 @@ every candidate -> fusion -> rerank (when configured) -> at most N per document 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
-from django.conf import settings
+from django.db import connection
 
 from knowledge import vector_index
 from knowledge.embedding import (
@@ -24,43 +24,15 @@ from knowledge.question import Question, read
 from knowledge.question.words import LIST_WORDS, is_stop
 from knowledge.retrieval import fusion
 from knowledge.retrieval import sql as q
-from knowledge.retrieval.ranking import rank_candidates
+from knowledge.retrieval.ranking import Probe, rank_candidates
 from knowledge.retrieval.rerank import Reranker, get_reranker
-from knowledge.retrieval.router import route
-from knowledge.retrieval.types import Candidate, Filters, SearchResult
+from knowledge.retrieval.router import Routed, route
+from knowledge.retrieval.types import Candidate, Filters, Place, SearchOptions, SearchResult
 from knowledge.retrieval.versions import resolve_document_filter, resolve_version_filter
+from knowledge.retrieval.weights import Hits, Weights, weights
 from knowledge.synonyms import expansions
 
-LISTS = ("dense", "lexical", "sparse")
-
-
-@dataclass
-class SearchOptions:
-    k: int = field(default_factory=lambda: settings.SEARCH_RESULTS)
-    candidates: int = field(default_factory=lambda: settings.SEARCH_CANDIDATES)
-    fusion: str = field(default_factory=lambda: settings.SEARCH_FUSION)
-    dense_weight: float = field(default_factory=lambda: settings.SEARCH_DENSE_WEIGHT)
-    # Share of the document's own BM25 added to a chunk's ranking score (not its threshold).
-    document_weight: float = field(default_factory=lambda: settings.SEARCH_DOCUMENT_WEIGHT)
-    # Share of the document's BM25 for the question's named words (a company, product, tool).
-    name_weight: float = field(default_factory=lambda: settings.SEARCH_NAME_WEIGHT)
-    # Weight of a table row whose label the question names (knowledge.retrieval.labels).
-    label_weight: float = field(default_factory=lambda: settings.SEARCH_LABEL_WEIGHT)
-    min_score: float | None = None  # None: the setting for the ranking in use
-    # Once one hit reaches the minimum score, the others need this share of it.
-    follower_share: float = field(default_factory=lambda: settings.SEARCH_FOLLOWER_SHARE)
-    per_document: int = field(default_factory=lambda: settings.SEARCH_PER_DOCUMENT)
-    # The hits always hold the best chunk of this many documents (fusion.spread_documents).
-    spread: int = field(default_factory=lambda: settings.SEARCH_SPREAD)
-    rerank: bool = True
-    cascade: bool = field(default_factory=lambda: settings.SEARCH_CASCADE)
-    lists: tuple[str, ...] = LISTS
-    synonyms: bool = True  # expand the lexical side with the corpus's synonyms
-    # The candidates re-ordered by the best documents' words (0: no PRF pass).
-    prf_docs: int = field(default_factory=lambda: settings.SEARCH_PRF_DOCS)
-    expansions: tuple[str, ...] = ()  # filled by search(): the synonyms used
-    route: bool = True
-    ef_search: int = field(default_factory=lambda: settings.HNSW_EF_SEARCH)
+__all__ = ["SearchOptions", "search"]
 
 
 def search(
@@ -74,16 +46,16 @@ def search(
     reading: Question | None = None,
 ) -> SearchResult:
     """Search the chunks ``user`` may read (every chunk when ``user`` is None: CLI, staff).
-    ``reading``: the question's reading when the caller has it (else read here, once)."""
+    ``reading``: the question's reading when the caller has it (else read here, once).
+    ``reranker`` True: the configured one; None or False: no rerank step."""
     options = options or SearchOptions()
     timings: dict[str, float] = {}
     started = time.perf_counter()
     visible = _visible_sources(user)
     sources = _sources(visible)
-    names = {name.lower(): pk for pk, name, _ in sources}
     if reading is None or reading.text != query.strip():
         reading = read(query)
-    routed = route(query, source_names=names, reading=reading) if options.route else None
+    routed = _route(query, reading, sources, options)
     text = routed.text if routed else query
     merged = (filters or Filters()).merged(routed.filters if routed else Filters())
     if routed:
@@ -101,10 +73,11 @@ def search(
     )
     content_words = [w for w in text.lower().split() if not _asks_only(w.strip("?,.!:;"))]
     if not merged.is_empty() and not content_words:
-        return _browse(query, text, merged, visible, options, timings)
+        return _browse(query, text, q.Scope(merged, visible), options.hits.k, timings)
 
-    if options.synonyms and settings.SEARCH_SYNONYM_WEIGHT > 0 and "lexical" in options.lists:
-        options = replace(options, expansions=tuple(expansions(text or query, visible)))
+    synonyms: tuple[str, ...] = ()
+    if options.retrieval.synonym_weight > 0 and "lexical" in options.lists:
+        synonyms = tuple(expansions(text or query, visible))
         timings["synonyms"] = _since(started) - timings["route"]
     if "dense" in options.lists:
         _check_model(embedder)
@@ -119,24 +92,21 @@ def search(
     if vector is not None and "dense" in options.lists:
         _check_dimensions(embedder.model_id, int(vector.dense.shape[1]))
     timings["embed"] = _since(tick)
+    configured = weights()
     best: SearchResult | None = None
     for tier, source_ids in _tiers(sources, merged, options):
         scope = q.Scope(
             replace(merged, source_ids=source_ids or merged.source_ids), visible, embedder.model_id
         )
-        stats: dict = {}
-        ranked = rank_candidates(scope, text or query, vector, embedder, options, timings, stats)
-        ranked = _rerank(ranked, text or query, active_reranker, options, timings)
-        ranked = fusion.collapse_units(ranked, q.unit_parents([c.chunk_id for c in ranked]))
+        probe = Probe(scope, text or query, vector, embedder, options, synonyms)
+        ranking = rank_candidates(probe, timings)
+        ranked = _rerank(ranking.candidates, probe.text, active_reranker, configured, timings)
+        ranked = fusion.collapse_units(ranked, q.unit_parents([c.found_id for c in ranked]))
+        ranked = _finalize(ranked)
         hits, misses = fusion.select(
             ranked,
-            n=options.k,
-            per_document=_per_document(options, scope.filters),
-            min_score=_min_score(options, active_reranker is not None, stats.get("known_share")),
-            # A reranker's scores have a scale of their own: its minimum applies to every hit.
-            follower_share=options.follower_share if active_reranker is None else 1.0,
-            spread=options.spread,
-            label_weight=options.label_weight if active_reranker is None else 0.0,
+            _hits(options, scope.filters),
+            _threshold(options, configured, active_reranker is not None, ranking.known_share),
         )
         current = SearchResult(
             query=query,
@@ -151,7 +121,7 @@ def search(
             tier=tier,
             notice=notice,
             visible_source_ids=visible,
-            prf_words=list(stats.get("prf", [])),
+            prf_words=ranking.prf_words,
         )
         if hits:
             best = current
@@ -161,6 +131,25 @@ def search(
     timings["total"] = _since(started)
     assert best is not None
     return best
+
+
+def _route(
+    query: str, reading: Question, sources: list[tuple[int, str, int]], options: SearchOptions
+) -> Routed | None:
+    """Filters read from the question (None: the search does not route)."""
+    if not options.route:
+        return None
+    return route(query, source_names={name.lower(): pk for pk, name, _ in sources}, reading=reading)
+
+
+def _finalize(ranked: list[Candidate]) -> list[Candidate]:
+    """The place of each candidate in the list the search returns, and its final score: the
+    cross-encoder's when there is one, else the chunk's own calibrated score (the minimum
+    score's scale; the evidence and the fused order never reach it)."""
+    return [
+        replace(c, final=Place(rank, c.rerank.score if c.rerank else c.own_score))
+        for rank, c in enumerate(ranked, 1)
+    ]
 
 
 def _asks_only(word: str) -> bool:
@@ -192,7 +181,12 @@ def _tiers(
     sources: list[tuple[int, str, int]], filters: Filters, options: SearchOptions
 ) -> list[tuple[int | None, list[int]]]:
     """Cascade tiers as (priority, source ids); one pass over everything when the cascade is off."""
-    if not options.cascade or filters.source_ids or filters.version_ids or filters.document_ids:
+    if (
+        not options.hits.cascade
+        or filters.source_ids
+        or filters.version_ids
+        or filters.document_ids
+    ):
         return [(None, [])]
     by_tier: dict[int, list[int]] = {}
     for pk, _, priority in sources:
@@ -202,26 +196,35 @@ def _tiers(
     return sorted(by_tier.items())
 
 
-def _per_document(options: SearchOptions, filters: Filters) -> int:
+def _hits(options: SearchOptions, filters: Filters) -> Hits:
     """The cap per document spreads the hits over several documents; a search kept to one
     document or one version (a question naming it, a version question) shows as many of its
     passages as any search shows."""
+    hits = options.hits
     single = len(filters.document_ids or []) == 1 or len(filters.version_ids or []) == 1
-    return max(options.k, options.per_document) if single else options.per_document
+    return replace(hits, per_document=max(hits.k, hits.per_document)) if single else hits
 
 
-def _min_score(options: SearchOptions, reranked: bool, known_share: float | None) -> float:
+def _threshold(
+    options: SearchOptions, configured: Weights, reranked: bool, known_share: float | None
+) -> fusion.Threshold:
     """The minimum score; lower for a question every (or nearly every) word of which the
     knowledge base uses: colleagues describe a page's topic in other words, and such a
     question is in the knowledge base's domain even when no chunk repeats its words
-    (benchmarks/answers.py and benchmarks/refusal.py calibrate both)."""
+    (benchmarks/answers.py and benchmarks/refusal.py calibrate both). A reranker's scores
+    have a scale of their own: its minimum applies to every hit."""
+    gate = configured.gate
     if options.min_score is not None:
-        return options.min_score
+        minimum = options.min_score
+    elif reranked:
+        minimum = configured.rerank.min_score
+    elif known_share is not None and known_share >= gate.known_share:
+        minimum = min(gate.min_score, gate.min_score_known)
+    else:
+        minimum = gate.min_score
     if reranked:
-        return settings.RERANK_MIN_SCORE
-    if known_share is not None and known_share >= settings.SEARCH_KNOWN_SHARE:
-        return min(settings.SEARCH_MIN_SCORE, settings.SEARCH_MIN_SCORE_KNOWN)
-    return settings.SEARCH_MIN_SCORE
+        return fusion.Threshold(minimum)
+    return fusion.Threshold(minimum, gate.follower_share, options.fusion.label_weight)
 
 
 def _check_dimensions(model_id: str, dimensions: int) -> None:
@@ -246,23 +249,23 @@ def _rerank(
     ranked: list[Candidate],
     text: str,
     reranker: Reranker | None,
-    options: SearchOptions,
+    configured: Weights,
     timings: dict[str, float],
 ) -> list[Candidate]:
+    """The first ``KB_RERANK_CANDIDATES`` in the cross-encoder's order, with its scores; the
+    others are left out."""
     if reranker is None or not ranked:
         return ranked
     tick = time.perf_counter()
-    top = ranked[: settings.RERANK_CANDIDATES]
-    texts = dict(Chunk.objects.filter(pk__in=[c.chunk_id for c in top]).values_list("pk", "text"))
-    scores = reranker.score(text, [texts.get(c.chunk_id, "") for c in top])
-    for c, score in zip(top, scores, strict=True):
-        c.rerank_score = score
-        c.score = score
-    reordered = fusion.order(top)
-    for rank, c in enumerate(reordered, 1):
-        c.rerank_rank = rank
+    top = ranked[: configured.rerank.candidates]
+    texts = dict(Chunk.objects.filter(pk__in=[c.found_id for c in top]).values_list("pk", "text"))
+    scores = reranker.score(text, [texts.get(c.found_id, "") for c in top])
+    scored = {c.found_id: score for c, score in zip(top, scores, strict=True)}
+    reordered = fusion.order(top, lambda c: scored[c.found_id])
     timings["rerank"] = timings.get("rerank", 0) + _since(tick)
-    return reordered
+    return [
+        replace(c, rerank=Place(rank, scored[c.found_id])) for rank, c in enumerate(reordered, 1)
+    ]
 
 
 def _rerank_note(options: SearchOptions, reranker: Reranker | None) -> str:
@@ -274,40 +277,33 @@ def _rerank_note(options: SearchOptions, reranker: Reranker | None) -> str:
 
 
 def _browse(
-    query: str,
-    text: str,
-    filters: Filters,
-    visible,
-    options: SearchOptions,
-    timings: dict[str, float],
+    query: str, text: str, scope: q.Scope, k: int, timings: dict[str, float]
 ) -> SearchResult:
     """Only filters, no words to rank by: the matching chunks in document order."""
-    from django.db import connection
-
     tick = time.perf_counter()
-    condition, params = q.where(q.Scope(filters, visible))
+    condition, params = q.where(scope)
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT c.id, c.document_id FROM knowledge_chunk c WHERE {condition} "
             "ORDER BY c.document_id, c.position LIMIT %s",
-            [*params, max(options.k, 50)],
+            [*params, max(k, 50)],
         )
         rows = cursor.fetchall()
     hits = [
-        Candidate(chunk_id, document_id=doc, score=1.0, fused_score=1.0, fused_rank=i)
+        Candidate(chunk_id, document_id=doc, fused=Place(i, 1.0), final=Place(i, 1.0))
         for i, (chunk_id, doc) in enumerate(rows, 1)
     ]
     timings["browse"] = _since(tick)
     return SearchResult(
         query,
         text,
-        filters,
-        hits[: max(options.k, 20)],
+        scope.filters,
+        hits[: max(k, 20)],
         hits,
         [],
         False,
         "browse: chunks matching the filters, in document order",
         timings,
         browse=True,
-        visible_source_ids=visible,
+        visible_source_ids=scope.visible_source_ids,
     )

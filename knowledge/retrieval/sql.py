@@ -7,13 +7,14 @@ newest ready version" and the router's filters apply in SQL before any ranking.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 
 import numpy as np
 from django.db import connection, transaction
+from pgvector import SparseVector
 from psycopg import sql
 
 from knowledge.question.words import QUESTION_LEXEMES
@@ -136,8 +137,6 @@ def sparse_search(
     scope: Scope, weights: dict[int, float], dims: int, *, k: int
 ) -> list[tuple[int, float]]:
     """(chunk id, inner product) over bge-m3 sparse weights, best first (exact scan)."""
-    from pgvector import SparseVector
-
     condition, params = where(scope)
     query = (
         "SELECT c.id, -(c.sparse <#> %s::sparsevec) FROM knowledge_chunk c "
@@ -254,21 +253,36 @@ def term_stats(
     return df, chunks, (total / chunks if chunks else 1.0)
 
 
+@dataclass(frozen=True)
+class Terms:
+    """What BM25 scores: the question's lexemes at their idf, and the chunks' mean length."""
+
+    idf: Mapping[str, float]
+    avg_length: float
+
+
+@dataclass(frozen=True)
+class Matching:
+    """Which chunks the lexical list scores: those holding one of ``lexemes`` (and the words
+    of a quoted ``phrase``), of which only the ``prefilter`` best are scored in full (0: all)."""
+
+    lexemes: Sequence[str]
+    phrase: str = ""
+    prefilter: int = 0
+
+
 def bm25(
     scope: Scope,
-    idf: dict[str, float],
-    avg_length: float,
+    terms: Terms,
     *,
     k: int,
-    candidate_lexemes: Sequence[str],
+    matching: Matching | None = None,
     only_ids: Sequence[int] | None = None,
-    phrase_query: str = "",
-    prefilter: int = 0,
 ) -> list[tuple[int, float]]:
-    """(chunk id, BM25) best first. Candidates are chunks holding a ``candidate_lexemes`` term
-    (or ``only_ids``); every query term in ``idf`` scores.
+    """(chunk id, BM25) best first. Candidates are the chunks ``matching`` finds (or
+    ``only_ids``); every query term in ``terms.idf`` scores.
 
-    With ``prefilter`` > 0, only that many candidates are scored in full: those with the highest
+    With a prefilter > 0, only that many candidates are scored in full: those with the highest
     sum of the idf of the query terms they contain (a membership test per term, no unnesting of
     the chunk's full-text vector). A candidate's vector is read (detoasted and decompressed)
     once, not once per test: the vector of a 1,500-character chunk is stored compressed, and
@@ -282,6 +296,13 @@ def bm25(
     on the demo knowledge base (the same scores, p50 30 -> 21 ms). Constants are cast to float8:
     bound by the client, they would otherwise be numeric, computed in decimal arithmetic.
     """
+    idf, avg_length = terms.idf, terms.avg_length
+    matching = matching or Matching(())
+    candidate_lexemes, phrase_query, prefilter = (
+        matching.lexemes,
+        matching.phrase,
+        matching.prefilter,
+    )
     if not idf or (only_ids is not None and not only_ids):
         return []
     condition, params = where(scope)

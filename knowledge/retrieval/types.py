@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from knowledge.retrieval.weights import Fusion, Hits, Prf, Retrieval
+
 
 @dataclass
 class Filters:
@@ -38,36 +40,118 @@ class Filters:
         return {k: v for k, v in self.__dict__.items() if v}
 
 
-@dataclass
-class Candidate:
-    """One chunk as the ranking stages saw it; ranks are 1-based, None when absent from a list."""
+LISTS = ("dense", "lexical", "sparse")
 
-    chunk_id: int
+
+@dataclass(frozen=True)
+class SearchOptions:
+    """How one search ranks; every group defaults to the configured weights
+    (``knowledge.retrieval.weights``): ``SearchOptions(hits=Hits(k=5))``."""
+
+    hits: Hits = field(default_factory=Hits)
+    lists: tuple[str, ...] = LISTS  # the lists searched: dense, lexical, sparse
+    retrieval: Retrieval = field(default_factory=Retrieval)
+    fusion: Fusion = field(default_factory=Fusion)
+    prf: Prf = field(default_factory=Prf)
+    # The minimum score of this search (-1: none); None: the configured gate (weights.Gate).
+    min_score: float | None = None
+    rerank: bool = True  # False: no rerank step even with a reranker configured
+    route: bool = True  # False: the question is searched as it is, no filters read from it
+
+
+@dataclass(frozen=True)
+class Place:
+    """A candidate's place in one stage: its 1-based rank there (None: outside a list's first
+    K, scored all the same) and the stage's score."""
+
+    rank: int | None
+    score: float
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """The chunk's own score on the scale of every question (``fusion.calibrated``)."""
+
+    lexical_norm: float  # BM25 / the question's best possible BM25, in [0, 1]
+    score: float  # dense_weight x cosine + (1 - dense_weight) x lexical_norm
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One chunk as the ranking stages saw it. Each stage adds its own field to a new record
+    (``dataclasses.replace``) and reads those of the stages before it; none rewrites another's.
+
+    dense, lexical, sparse: the lists (``ranking``); calibrated: the chunk's own score, the
+    same scale in every question (``fusion.calibrated``), what the minimum score reads without
+    a reranker; label, document and name evidence: for the ranking only (``labels``,
+    ``documents``); fused: the ranking score and order; prf: the order after the PRF pass
+    (``prf``); rerank: the cross-encoder's; final: the place in the ranked list a search
+    returns and the score its minimum applies to (``search``).
+    """
+
+    found_id: int  # the chunk the lists found: a row unit stands for its table piece (piece_id)
     document_id: int = 0
-    dense_rank: int | None = None
-    dense_score: float | None = None  # cosine similarity
-    lexical_rank: int | None = None
-    lexical_score: float | None = None  # BM25
-    lexical_norm: float | None = None  # BM25 / the query's best possible BM25, in [0, 1]
-    sparse_rank: int | None = None
-    sparse_score: float | None = None
-    fused_rank: int | None = None
-    fused_score: float = 0.0
-    rerank_rank: int | None = None
-    rerank_score: float | None = None
-    score: float = 0.0  # the final, calibrated score the threshold applies to
-    document_score: float | None = None  # the document's BM25 / the best candidate document's
-    unit_id: int | None = None  # the row unit that found this table piece
-    label_score: float | None = None  # a row label the question names (retrieval.labels)
+    piece_id: int | None = None  # the table piece a row unit found (``fusion.collapse_units``)
     freshness: float = 0.0  # epoch seconds of the version, for tie-breaks in "fresh" sources
     prefer_fresh: bool = False
+    dense: Place | None = None  # cosine similarity
+    lexical: Place | None = None  # BM25
+    sparse: Place | None = None  # inner product of the bge-m3 sparse weights
+    calibrated: Calibrated | None = None
+    label_evidence: float | None = None  # a row label the question names (retrieval.labels)
+    document_evidence: float | None = None  # the document's BM25 / the best candidate's
+    name_evidence: float | None = None  # the same, for the question's named words only
+    fused: Place | None = None
+    prf: Place | None = None
+    rerank: Place | None = None
+    final: Place | None = None
+
+    @property
+    def chunk_id(self) -> int:
+        """The chunk this candidate shows and cites: a row unit's table piece, else itself."""
+        return self.found_id if self.piece_id is None else self.piece_id
+
+    @property
+    def unit_id(self) -> int | None:
+        """The row unit that found the table piece this candidate shows (None: no unit)."""
+        return None if self.piece_id is None else self.found_id
+
+    @property
+    def own_score(self) -> float:
+        """The chunk's own calibrated score (0 before the calibration)."""
+        return self.calibrated.score if self.calibrated is not None else 0.0
+
+    @property
+    def score(self) -> float:
+        """The final score: what the minimum score reads and a hit shows (0 before the last
+        stage)."""
+        return self.final.score if self.final is not None else 0.0
 
     def explain(self) -> dict[str, Any]:
-        return {
-            k: (round(v, 4) if isinstance(v, float) else v)
-            for k, v in self.__dict__.items()
-            if k not in ("freshness", "prefer_fresh")
+        """Every stage's rank and score, read off the record (``search --explain``, the
+        journal's sources)."""
+        data: dict[str, Any] = {
+            "chunk_id": self.chunk_id,
+            "unit_id": self.unit_id,
+            "document_id": self.document_id,
         }
+        for stage in ("dense", "lexical", "sparse"):
+            data.update(_place(stage, getattr(self, stage)))
+        data["lexical_norm"] = self.calibrated.lexical_norm if self.calibrated else None
+        data["calibrated"] = self.calibrated.score if self.calibrated else None
+        for evidence in ("label_evidence", "document_evidence", "name_evidence"):
+            data[evidence] = getattr(self, evidence)
+        for stage in ("fused", "prf", "rerank", "final"):
+            data.update(_place(stage, getattr(self, stage)))
+        data["score"] = self.score
+        return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in data.items()}
+
+
+def _place(stage: str, place: Place | None) -> dict[str, Any]:
+    return {
+        f"{stage}_rank": place.rank if place else None,
+        f"{stage}_score": place.score if place else None,
+    }
 
 
 @dataclass

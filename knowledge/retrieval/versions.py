@@ -10,6 +10,7 @@ from django.db.models import Q
 from knowledge.models import Document, DocumentVersion
 from knowledge.retrieval.router import Routed
 from knowledge.retrieval.types import Filters
+from knowledge.versions.services import document_named_in
 
 
 def named_versions(routed: Routed, visible_source_ids: list[int] | None) -> list[DocumentVersion]:
@@ -57,8 +58,6 @@ def resolve_document_filter(
     gave the document) is searched in that document, among the sources the search may see;
     returns the filters and whether a document was named. Filters that already name a
     document or a version are left alone."""
-    from knowledge.versions.services import document_named_in
-
     if filters.document_ids or filters.version_ids:
         return filters, False
     documents = Document.objects.all()

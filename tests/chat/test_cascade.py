@@ -65,8 +65,8 @@ def test_a_refusal_names_no_tier(tiers):
     assert refused["tier"] is None and refused["answered_from"] == []
 
 
-def test_one_pass_over_every_source_has_no_tier_but_names_the_source(tiers, settings):
-    settings.SEARCH_CASCADE = False
+def test_one_pass_over_every_source_has_no_tier_but_names_the_source(tiers, ranking_weights):
+    ranking_weights(hits={"cascade": False})
     answer = ask("Какой командой перезапустить сервис биллинга?")
     assert answer["tier"] is None
     assert answer["answered_from"] == [{"source": "Closed tickets", "priority": 2}]

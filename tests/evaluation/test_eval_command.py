@@ -62,8 +62,8 @@ def test_the_gate_passes_on_the_defaults_against_the_committed_baseline(demo_kb)
     assert result.message_id and result.sources and result.gold_rank >= 1
 
 
-def test_the_gate_fails_on_a_deliberately_worse_setting(demo_kb, settings):
-    settings.SEARCH_MIN_SCORE = settings.SEARCH_MIN_SCORE_KNOWN = 0.45
+def test_the_gate_fails_on_a_deliberately_worse_setting(demo_kb, ranking_weights):
+    ranking_weights(gate={"min_score": 0.45, "min_score_known": 0.45})
     with pytest.raises(CommandError, match=r"worse than .*answerable\.answered"):
         run_eval(str(DEV), "--baseline", str(BASELINE), "--fail-on-worse")
     run = EvalRun.objects.latest("pk")

@@ -7,7 +7,6 @@ import json
 
 import pytest
 from django.core.management import call_command
-from django.test import override_settings
 
 from evaluation.models import EvalRun
 from tests.chat.conftest import ingest_small_kb
@@ -42,13 +41,17 @@ def write_set(tmp_path):
     return path
 
 
-def test_two_runs_compared_show_which_questions_got_worse(tmp_path, alice, page):
+def test_two_runs_compared_show_which_questions_got_worse(tmp_path, alice, page, ranking_weights):
     ingest_small_kb(tmp_path)
     questions = write_set(tmp_path)
     quiet = {"stdout": io.StringIO(), "stderr": io.StringIO()}
     call_command("eval", str(questions), "--label", "defaults", **quiet)
-    with override_settings(SEARCH_MIN_SCORE=0.6, SEARCH_MIN_SCORE_KNOWN=0.6):
-        call_command("eval", str(questions), "--label", "strict threshold", **quiet)
+    configured = ranking_weights().gate
+    ranking_weights(gate={"min_score": 0.6, "min_score_known": 0.6})
+    call_command("eval", str(questions), "--label", "strict threshold", **quiet)
+    ranking_weights(
+        gate={"min_score": configured.min_score, "min_score_known": configured.min_score_known}
+    )
     first, second = EvalRun.objects.order_by("pk")
     assert first.metrics["headline"]["answerable.answered"] == 1.0
     assert second.metrics["headline"]["answerable.answered"] == 0.0

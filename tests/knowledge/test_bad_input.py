@@ -22,6 +22,7 @@ from django.utils.html import escape
 from knowledge.models import Chunk, Document, DocumentVersion
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
+from knowledge.retrieval.weights import Hits
 from knowledge.tasks import ingest_version_task
 from tests.knowledge.conftest import PMI
 
@@ -158,7 +159,7 @@ def assert_still_searchable(document: Document, client=None) -> None:
     hits = search(
         "when does the release branch freeze",
         filters=Filters(document_ids=[document.pk]),
-        options=SearchOptions(min_score=-1.0, cascade=False),
+        options=SearchOptions(hits=Hits(cascade=False), min_score=-1.0),
     ).hits
     assert {h.chunk_id for h in hits} & chunks
 

@@ -13,6 +13,7 @@ import pytest
 from knowledge.models import Chunk, Document, DocumentVersion
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
+from knowledge.retrieval.weights import Hits
 from knowledge.tasks import scan_drop_folder
 from tests.conftest import WorkerProcess
 from tests.knowledge.conftest import finished_tasks, wait_for
@@ -61,7 +62,7 @@ def searchable_paths(query: str) -> set[str]:
     hits = search(
         query,
         filters=Filters(),
-        options=SearchOptions(min_score=-1.0, k=20, per_document=5, cascade=False),
+        options=SearchOptions(hits=Hits(k=20, per_document=5, cascade=False), min_score=-1.0),
     ).hits
     chunks = Chunk.objects.filter(pk__in=[h.chunk_id for h in hits]).select_related("document")
     return {c.document.path for c in chunks}

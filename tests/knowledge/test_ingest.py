@@ -24,6 +24,7 @@ from knowledge.parsing.base import ParsedDocument
 from knowledge.parsing.registry import parse_document
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
+from knowledge.retrieval.weights import Hits
 from tests.knowledge.conftest import PMI, ingest
 from tests.knowledge.tables import assert_tables_whole
 
@@ -164,7 +165,7 @@ def test_changed_bytes_make_a_new_version_and_only_it_is_searched(db, tmp_path):
         Chunk.objects.filter(document=document, searchable=True).values_list("version", flat=True)
     ) == {new["version_id"]}
 
-    options = SearchOptions(min_score=-1.0, k=20, per_document=20, cascade=False)
+    options = SearchOptions(hits=Hits(k=20, per_document=20, cascade=False), min_score=-1.0)
     only_here = Filters(document_ids=[document.pk])
     for query in ("полигон Кукушкино", "порядок проведения испытаний", "требования к интерфейсу"):
         hits = search(query, filters=only_here, options=options).hits

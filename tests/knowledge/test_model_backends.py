@@ -384,22 +384,22 @@ def test_bge_m3_ingest_and_search_use_sparse_weights_and_rerank(m3_embedder, fla
 
     found = search("Quartz pressure sensors", embedder=m3_embedder, reranker=flag_reranker)
 
-    assert any(c.dense_rank for c in found.candidates)
+    assert any(c.dense and c.dense.rank for c in found.candidates)
     sparse_ranked = sorted(
-        (c for c in found.candidates if c.sparse_rank), key=lambda c: c.sparse_rank
+        (c for c in found.candidates if c.sparse and c.sparse.rank), key=lambda c: c.sparse.rank
     )
     assert sparse_ranked, "the sparse list took no part in the search"
     # The chunk sharing the most tokens with the question leads the sparse list.
     assert "Quartz pressure sensors measure" in chunks[sparse_ranked[0].chunk_id].text
-    assert sparse_ranked[0].sparse_score > 0
+    assert sparse_ranked[0].sparse.score > 0
 
     assert found.reranked and flag_reranker.model_id in found.rerank_note
-    reranked = [c for c in found.candidates if c.rerank_score is not None]
-    assert len(reranked) == 3 and {c.rerank_rank for c in reranked} == {1, 2, 3}
+    reranked = [c for c in found.candidates if c.rerank is not None]
+    assert len(reranked) == 3 and {c.rerank.rank for c in reranked} == {1, 2, 3}
     # Each chunk got the reranker's score of its own text, and the order follows those scores.
     texts = [chunks[c.chunk_id].text for c in reranked]
     expected = flag_reranker.score(found.retrieval_query, texts)
-    assert [c.rerank_score for c in reranked] == pytest.approx(expected, abs=1e-5)
+    assert [c.rerank.score for c in reranked] == pytest.approx(expected, abs=1e-5)
     assert [c.score for c in reranked] == sorted((c.score for c in reranked), reverse=True)
 
 

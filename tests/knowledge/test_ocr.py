@@ -19,6 +19,7 @@ from knowledge.ingest.registration import register_file
 from knowledge.models import Chunk, Document, DocumentVersion, Source
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
+from knowledge.retrieval.weights import Hits
 from knowledge.tasks import ingest_version_task
 from tests.knowledge.conftest import wait_for
 from tests.knowledge.scans import page_png, scanned_pdf
@@ -48,7 +49,7 @@ def found(document: Document, question: str) -> list[Chunk]:
     hits = search(
         question,
         filters=Filters(document_ids=[document.pk]),
-        options=SearchOptions(min_score=-1.0, cascade=False),
+        options=SearchOptions(min_score=-1.0, hits=Hits(cascade=False)),
     ).hits
     chunks = Chunk.objects.in_bulk([h.chunk_id for h in hits])
     return [chunks[h.chunk_id] for h in hits if chunks[h.chunk_id].document_id == document.pk]

@@ -18,6 +18,7 @@ from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.registration import register_file
 from knowledge.models import Chunk, DocumentVersion, Source
 from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.weights import Hits
 from knowledge.vector_index import index_name
 from tests.knowledge.conftest import PMI
 from tests.knowledge.embedders import TrigramEmbedder
@@ -45,7 +46,9 @@ def dense_top_document(query: str, embedder) -> str:
     hits = search(
         query,
         embedder=embedder,
-        options=SearchOptions(lists=("dense",), min_score=-1.0, cascade=False, route=False),
+        options=SearchOptions(
+            lists=("dense",), hits=Hits(cascade=False), min_score=-1.0, route=False
+        ),
     ).hits
     return Chunk.objects.get(pk=hits[0].chunk_id).document.path
 

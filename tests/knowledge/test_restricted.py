@@ -9,6 +9,7 @@ from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.registration import register_file
 from knowledge.models import Chunk, Document, Source
 from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.weights import Hits
 
 pytestmark = pytest.mark.django_db
 
@@ -24,7 +25,7 @@ def test_a_restricted_source_is_read_by_named_readers_and_superusers_only(alice,
     text = "Совет директоров утвердил бюджет отдела тестирования на следующий год."
     ingest_version(register_file(board, "minutes.txt", text.encode(), enqueue=False).version.pk)
     question = "Какой бюджет утвердил совет директоров?"
-    options = SearchOptions(min_score=-1.0, cascade=False)
+    options = SearchOptions(hits=Hits(cascade=False), min_score=-1.0)
 
     def found(user) -> bool:
         hits = search(question, user=user, options=options).hits
@@ -50,7 +51,7 @@ def test_a_private_documents_words_move_no_other_readers_scores(bob, eve):
     text = "Регрессионное тестирование проверяет, что изменения не сломали работающее."
     ingest_version(register_file(wiki, "regress.md", text.encode(), enqueue=False).version.pk)
     question = "Что проверяет регрессионное тестирование перед релизом Гиперион?"
-    options = SearchOptions(min_score=-1.0, cascade=False)
+    options = SearchOptions(hits=Hits(cascade=False), min_score=-1.0)
     before = search(question, user=eve, options=options).hits[0].score
     assert unknown_words(question, [wiki.pk]) == unknown_words(question, None)
 

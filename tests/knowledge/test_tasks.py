@@ -18,6 +18,7 @@ from knowledge.ingest.registration import register_file
 from knowledge.models import Chunk, Document, DocumentVersion, Source
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
+from knowledge.retrieval.weights import Hits
 from knowledge.tasks import ingest_version_task, recover_stalled_versions
 from tests.conftest import WorkerProcess
 from tests.knowledge.conftest import PMI, WIKI, finished_tasks, wait_for
@@ -142,7 +143,7 @@ def assert_killed_version_is_invisible(v1: DocumentVersion, v2: DocumentVersion)
     hits = search(
         "тестирование требования",
         filters=Filters(document_ids=[v1.document_id]),
-        options=SearchOptions(min_score=-1.0, cascade=False),
+        options=SearchOptions(hits=Hits(cascade=False), min_score=-1.0),
     ).hits
     assert hits
     assert {Chunk.objects.get(pk=h.chunk_id).version_id for h in hits} == {v1.pk}

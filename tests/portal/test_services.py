@@ -115,6 +115,9 @@ def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
         ("REDIS_URL", "http://example", "REDIS_URL='http://example' is not a valid URL"),
         ("KB_DEBUG", "maybe", "KB_DEBUG='maybe' is not a boolean"),
         ("KB_PORT", "eighty", "KB_PORT='eighty' is not a whole number"),
+        # A ranking weight, read by knowledge.retrieval.weights as the apps start.
+        ("KB_SEARCH_MIN_SCORE", "low", "KB_SEARCH_MIN_SCORE='low' is not a number"),
+        ("KB_SEARCH_RESULTS", "0", "KB_SEARCH_RESULTS=0 is below the minimum 1"),
         (
             "KB_HNSW_EF_CONSTRUCTION",
             "20",

@@ -2,8 +2,10 @@
 [--type test_case]``: retrieval only, no LLM.
 
 The same search the chat, the JSON API and MCP use, over every source (the command runs as
-staff). ``--explain`` shows each candidate's rank and score in every list (dense, lexical,
-sparse), after fusion and after rerank, what became of it, and the time of each stage.
+staff). ``--explain`` shows each candidate's rank and score at every stage, read off its
+record (``knowledge.retrieval.types.Candidate``): the lists (dense, lexical, sparse), its own
+calibrated score, the evidence, the fusion, the PRF pass, the rerank and the final place; what
+became of it, and the time of each stage.
 """
 
 from __future__ import annotations
@@ -16,10 +18,10 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext as _
 
 from knowledge.models import Chunk, Source
-from knowledge.retrieval.fusion import cap_per_document
-from knowledge.retrieval.hits import Hit, describe, result_summary
+from knowledge.retrieval.hits import Hit, describe, explained, outcomes, result_summary
 from knowledge.retrieval.search import SearchOptions, search
-from knowledge.retrieval.types import Filters, SearchResult
+from knowledge.retrieval.types import Candidate, Filters, Place, SearchResult
+from knowledge.retrieval.weights import Hits
 
 STAGES = ("route", "embed", "dense", "lexical", "sparse", "fusion", "rerank", "browse", "total")
 
@@ -45,14 +47,14 @@ class Command(BaseCommand):
         if options["k"] is not None:
             if options["k"] < 1:
                 raise CommandError(_("--k must be at least 1"))
-            search_options.k = options["k"]
+            search_options = SearchOptions(hits=Hits(k=options["k"]))
         filters = Filters(
             sections=[s.strip().rstrip(".") for s in options["section"]],
             block_types=options["types"],
             source_ids=[self._source_id(name) for name in options["source"]],
         )
         result = search(options["query"], filters=filters, options=search_options)
-        self.per_document = search_options.per_document
+        self.per_document = search_options.hits.per_document
         hits = describe(result.hits)
         if options["json"]:
             self.stdout.write(
@@ -77,17 +79,7 @@ class Command(BaseCommand):
     def _json(self, result: SearchResult, hits: list[Hit], explain: bool) -> dict[str, Any]:
         data = {**result_summary(result), "results": [h.as_dict() for h in hits]}
         if explain:
-            outcome = _outcomes(result, self.per_document)
-            described = {h.chunk_id: h for h in describe(result.candidates)}
-            data["candidates"] = [
-                {
-                    **c.explain(),
-                    "result": outcome[c.chunk_id],
-                    "document": described[c.chunk_id].document if c.chunk_id in described else "",
-                    "section": described[c.chunk_id].section if c.chunk_id in described else "",
-                }
-                for c in result.candidates
-            ]
+            data["candidates"] = explained(result, self.per_document)
             data["timings_ms"] = result.timings
         return data
 
@@ -120,48 +112,55 @@ class Command(BaseCommand):
         timings = " · ".join(f"{k} {result.timings[k]:.1f}" for k in STAGES if k in result.timings)
         self.stdout.write(f"\nTimings (ms): {timings}")
         described = {h.chunk_id: h for h in describe(result.candidates)}
-        outcome = _outcomes(result, self.per_document)
+        outcome = outcomes(result, self.per_document)
+        prf = any(c.prf for c in result.candidates)
+        prf_header = f"{'prf':<13}" if prf else ""
         self.stdout.write(
-            f"\n{'chunk':>7}  {'dense':<13}{'lexical':<20}{'sparse':<13}{'fused':<13}"
-            f"{'rerank':<13}{'score':>7}  {'result':<14}document › section"
+            f"\n{'chunk':>7}  {'dense':<13}{'lexical':<20}{'sparse':<13}{'own':<7}"
+            f"{'evidence':<22}{'fused':<13}{prf_header}{'rerank':<13}{'score':>10}  "
+            f"{'result':<14}document › section"
         )
         for c in result.candidates:
             hit = described.get(c.chunk_id)
             where = f"{hit.document} › {hit.section or '-'}" if hit else "(gone)"
-            lexical = _pair(c.lexical_rank, c.lexical_score, 2)
-            if c.lexical_norm is not None and c.lexical_score is not None:
-                lexical += f" ({c.lexical_norm:.2f})"
+            lexical = _place(c.lexical, 2)
+            if c.lexical is not None and c.calibrated is not None:
+                lexical += f" ({c.calibrated.lexical_norm:.2f})"
+            own = f"{c.calibrated.score:.3f}" if c.calibrated else "-"
+            prf_place = f"{_place(c.prf):<13}" if prf else ""
             self.stdout.write(
-                f"{c.chunk_id:>7}  {_pair(c.dense_rank, c.dense_score):<13}{lexical:<20}"
-                f"{_pair(c.sparse_rank, c.sparse_score):<13}{_pair(c.fused_rank, c.fused_score):<13}"
-                f"{_pair(c.rerank_rank, c.rerank_score):<13}{c.score:>7.3f}  "
-                f"{outcome[c.chunk_id]:<14}{where[:60]}"
+                f"{c.chunk_id:>7}  {_place(c.dense):<13}{lexical:<20}{_place(c.sparse):<13}"
+                f"{own:<7}{_evidence(c):<22}{_place(c.fused):<13}{prf_place}"
+                f"{_place(c.rerank):<13}{_place(c.final):>10}  {outcome[c.chunk_id]:<14}"
+                f"{where[:60]}"
             )
         self.stdout.write(
-            "\nrank score per list; '-' = not in that list's top K (fusion scored it anyway); "
-            "lexical = BM25 (share of the query's best BM25)"
+            "\nrank score per stage; '-' = not in that list's top K (fusion scored it anyway); "
+            "lexical = BM25 (share of the query's best BM25); own = the chunk's calibrated "
+            "score; evidence = the document's (d), its named words' (n) and a named row "
+            "label's (l) share, added to the fused score only; score = the final place and "
+            "the score the minimum applies to"
         )
 
 
-def _pair(rank: int | None, score: float | None, digits: int = 3) -> str:
-    if rank is None and score is None:
+def _place(place: Place | None, digits: int = 3) -> str:
+    if place is None:
         return "-"
-    return f"{rank or '-'} {score:.{digits}f}" if score is not None else f"{rank} -"
+    return f"{place.rank or '-'} {place.score:.{digits}f}"
+
+
+def _evidence(c: Candidate) -> str:
+    parts = [
+        f"{letter}{value:.2f}"
+        for letter, value in (
+            ("d", c.document_evidence),
+            ("n", c.name_evidence),
+            ("l", c.label_evidence),
+        )
+        if value
+    ]
+    return " ".join(parts) or "-"
 
 
 def _filters_text(filters: Filters) -> str:
     return ", ".join(f"{k}={','.join(map(str, v))}" for k, v in filters.as_dict().items())
-
-
-def _outcomes(result: SearchResult, per_document: int) -> dict[int, str]:
-    """What became of each candidate: a hit, below the minimum score, over the per-document
-    cap, or beyond the final N."""
-    kept = {c.chunk_id for c in cap_per_document(result.candidates, per_document)}
-    outcome = {
-        c.chunk_id: "beyond N" if c.chunk_id in kept else "document cap" for c in result.candidates
-    }
-    for rank, c in enumerate(result.hits, 1):
-        outcome[c.chunk_id] = f"hit {rank}"
-    for c in result.near_misses:
-        outcome[c.chunk_id] = "below minimum"
-    return outcome

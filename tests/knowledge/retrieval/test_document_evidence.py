@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.weights import Fusion, Hits
 from tests.knowledge.retrieval.conftest import add_document, make_source
 
 pytestmark = pytest.mark.django_db
@@ -49,7 +50,9 @@ def _first_document(weight: float) -> str:
     from knowledge.models import Document
 
     options = SearchOptions(
-        k=4, per_document=1, min_score=-1.0, cascade=False, document_weight=weight
+        hits=Hits(k=4, per_document=1, cascade=False),
+        fusion=Fusion(document_weight=weight),
+        min_score=-1.0,
     )
     result = search(QUESTION, options=options)
     return Document.objects.get(pk=result.hits[0].document_id).title

@@ -3,15 +3,31 @@
 from __future__ import annotations
 
 import math
+from dataclasses import FrozenInstanceError, replace
 
 import pytest
 
 from knowledge.retrieval import fusion
-from knowledge.retrieval.types import Candidate
+from knowledge.retrieval.fusion import Threshold
+from knowledge.retrieval.types import Candidate, Place
+from knowledge.retrieval.weights import Hits
 
 
 def cand(chunk_id: int, score: float, document_id: int = 0, **extra) -> Candidate:
-    return Candidate(chunk_id, document_id=document_id or chunk_id, score=score, **extra)
+    """A candidate whose final score is ``score``."""
+    return Candidate(
+        chunk_id, document_id=document_id or chunk_id, final=Place(None, score), **extra
+    )
+
+
+def final(c: Candidate) -> float:
+    return c.score
+
+
+def select(ranked, *, n: int, per_document: int, spread: int = 0, **threshold):
+    return fusion.select(
+        ranked, Hits(k=n, per_document=per_document, spread=spread), Threshold(**threshold)
+    )
 
 
 def test_rrf_sums_reciprocal_ranks_over_lists():
@@ -80,40 +96,40 @@ def test_cap_per_document_keeps_order_and_at_most_n_of_a_document():
 
 
 def test_order_sorts_best_score_first():
-    ranked = fusion.order([cand(1, 0.2), cand(2, 0.9), cand(3, 0.5)])
+    ranked = fusion.order([cand(1, 0.2), cand(2, 0.9), cand(3, 0.5)], final)
     assert [c.chunk_id for c in ranked] == [2, 3, 1]
 
 
 def test_ties_go_to_the_fresher_chunk_when_the_source_prefers_fresh():
     old = cand(1, 0.5, freshness=1_000.0, prefer_fresh=True)
     new = cand(2, 0.5, freshness=2_000.0, prefer_fresh=True)
-    assert [c.chunk_id for c in fusion.order([old, new])] == [2, 1]
+    assert [c.chunk_id for c in fusion.order([old, new], final)] == [2, 1]
 
 
 def test_ties_keep_their_order_when_no_source_prefers_fresh():
     old = cand(1, 0.5, freshness=1_000.0)
     new = cand(2, 0.5, freshness=2_000.0)
-    assert [c.chunk_id for c in fusion.order([old, new])] == [1, 2]
+    assert [c.chunk_id for c in fusion.order([old, new], final)] == [1, 2]
 
 
 def test_freshness_never_beats_a_better_score():
     better_old = cand(1, 0.52, freshness=1_000.0, prefer_fresh=True)  # beyond FRESH_TIE
     new = cand(2, 0.50, freshness=2_000.0, prefer_fresh=True)
-    assert [c.chunk_id for c in fusion.order([new, better_old])] == [1, 2]
+    assert [c.chunk_id for c in fusion.order([new, better_old], final)] == [1, 2]
 
 
 def test_near_ties_go_to_the_fresher_chunk_when_every_one_prefers_fresh():
     old = cand(1, 0.505, freshness=1_000.0, prefer_fresh=True)
     new = cand(2, 0.500, freshness=2_000.0, prefer_fresh=True)
-    assert [c.chunk_id for c in fusion.order([old, new])] == [2, 1]
-    assert [c.chunk_id for c in fusion.order([old, new], fresh_tie=0.001)] == [1, 2]
+    assert [c.chunk_id for c in fusion.order([old, new], final)] == [2, 1]
+    assert [c.chunk_id for c in fusion.order([old, new], final, fresh_tie=0.001)] == [1, 2]
 
 
 def test_a_near_tie_never_jumps_a_chunk_of_a_source_without_freshness():
     old = cand(1, 0.505, freshness=1_000.0, prefer_fresh=True)
     other = cand(2, 0.503, freshness=500.0)
     new = cand(3, 0.500, freshness=2_000.0, prefer_fresh=True)
-    assert [c.chunk_id for c in fusion.order([new, other, old])] == [1, 2, 3]
+    assert [c.chunk_id for c in fusion.order([new, other, old], final)] == [1, 2, 3]
 
 
 def test_select_applies_cap_then_minimum_score_then_n():
@@ -125,7 +141,7 @@ def test_select_applies_cap_then_minimum_score_then_n():
         cand(5, 0.6, 30),
         cand(6, 0.2, 40),  # below the minimum
     ]
-    hits, misses = fusion.select(ranked, n=3, per_document=2, min_score=0.3)
+    hits, misses = select(ranked, n=3, per_document=2, min_score=0.3)
     assert [c.chunk_id for c in hits] == [1, 2, 4]
     assert [c.chunk_id for c in misses] == [6]
 
@@ -153,41 +169,41 @@ def test_spread_keeps_no_place_for_a_document_found_far_down_the_list():
 
 def test_select_spreads_only_over_what_passes_the_minimum():
     ranked = [cand(1, 0.9, 10), cand(2, 0.8, 10), cand(3, 0.2, 20), cand(4, 0.7, 10)]
-    hits, misses = fusion.select(ranked, n=3, per_document=5, min_score=0.3, spread=2)
+    hits, misses = select(ranked, n=3, per_document=5, min_score=0.3, spread=2)
     assert [c.chunk_id for c in hits] == [1, 2, 4]
     assert [c.chunk_id for c in misses] == [3]
-    ranked[2].score = 0.5
-    hits, _ = fusion.select(ranked, n=3, per_document=5, min_score=0.3, spread=2)
+    ranked[2] = cand(3, 0.5, 20)
+    hits, _ = select(ranked, n=3, per_document=5, min_score=0.3, spread=2)
     assert [c.chunk_id for c in hits] == [1, 2, 3]
 
 
 def test_select_with_nothing_above_the_minimum_returns_only_near_misses():
-    hits, misses = fusion.select([cand(1, 0.29), cand(2, 0.1)], n=5, per_document=2, min_score=0.3)
+    hits, misses = select([cand(1, 0.29), cand(2, 0.1)], n=5, per_document=2, min_score=0.3)
     assert hits == []
     assert [c.chunk_id for c in misses] == [1, 2]
 
 
 def test_a_score_exactly_at_the_minimum_counts():
-    hits, _ = fusion.select([cand(1, 0.3)], n=5, per_document=2, min_score=0.3)
+    hits, _ = select([cand(1, 0.3)], n=5, per_document=2, min_score=0.3)
     assert [c.chunk_id for c in hits] == [1]
 
 
 def test_once_one_candidate_reaches_the_minimum_followers_need_only_their_share():
     ranked = [cand(1, 0.5, 10), cand(2, 0.27, 20), cand(3, 0.23, 30), cand(4, 0.31, 40)]
-    hits, misses = fusion.select(ranked, n=5, per_document=2, min_score=0.3, follower_share=0.8)
+    hits, misses = select(ranked, n=5, per_document=2, min_score=0.3, follower_share=0.8)
     assert [c.chunk_id for c in hits] == [1, 2, 4]  # 0.27 and 0.31 reach 0.24; 0.23 does not
     assert [c.chunk_id for c in misses] == [3]
 
 
 def test_followers_alone_never_make_a_hit():
-    hits, misses = fusion.select(
+    hits, misses = select(
         [cand(1, 0.29), cand(2, 0.28)], n=5, per_document=2, min_score=0.3, follower_share=0.5
     )
     assert hits == [] and [c.chunk_id for c in misses] == [1, 2]
 
 
 def test_a_minimum_at_or_under_zero_is_not_lowered_for_followers():
-    hits, _ = fusion.select(
+    hits, _ = select(
         [cand(1, 0.5), cand(2, -0.1)], n=5, per_document=2, min_score=0.0, follower_share=0.5
     )
     assert [c.chunk_id for c in hits] == [1]
@@ -199,22 +215,40 @@ def test_a_row_the_question_names_follows_by_its_label_evidence():
     # (0.3) in the document the question is about (share 1.0), not in another one (0.2).
     ranked = [
         cand(1, 0.5, 10),
-        cand(2, 0.12, 10, label_score=0.3, document_score=1.0),
-        cand(3, 0.12, 20, label_score=0.3, document_score=0.2),
+        cand(2, 0.12, 10, label_evidence=0.3, document_evidence=1.0),
+        cand(3, 0.12, 20, label_evidence=0.3, document_evidence=0.2),
         cand(4, 0.12, 30),
     ]
-    hits, misses = fusion.select(
+    hits, misses = select(
         ranked, n=5, per_document=3, min_score=0.3, follower_share=0.8, label_weight=1.0
     )
     assert [c.chunk_id for c in hits] == [1, 2]
     assert [c.chunk_id for c in misses] == [3, 4]
-    hits, _ = fusion.select(ranked, n=5, per_document=3, min_score=0.3, follower_share=0.8)
+    hits, _ = select(ranked, n=5, per_document=3, min_score=0.3, follower_share=0.8)
     assert [c.chunk_id for c in hits] == [1]  # without the label weight: the plain floor
 
 
 def test_label_evidence_never_lifts_a_question_over_the_minimum():
-    ranked = [cand(1, 0.25, 10, label_score=1.0, document_score=1.0)]
-    hits, misses = fusion.select(
+    ranked = [cand(1, 0.25, 10, label_evidence=1.0, document_evidence=1.0)]
+    hits, misses = select(
         ranked, n=5, per_document=3, min_score=0.3, follower_share=0.8, label_weight=1.0
     )
     assert hits == [] and [c.chunk_id for c in misses] == [1]
+
+
+def test_a_row_unit_stands_for_its_table_piece_and_keeps_its_own_id():
+    # 11 and 12 are row units of the table piece 10: the piece once, at its best unit's rank.
+    ranked = [cand(11, 0.9, 1), cand(10, 0.8, 1), cand(12, 0.7, 1), cand(20, 0.6, 2)]
+    kept = fusion.collapse_units(ranked, {11: 10, 12: 10})
+    assert [c.chunk_id for c in kept] == [10, 20]
+    assert (kept[0].found_id, kept[0].piece_id, kept[0].unit_id) == (11, 10, 11)
+    assert kept[0].score == 0.9 and kept[1].unit_id is None
+    assert ranked[0].piece_id is None and ranked[0].chunk_id == 11  # the record it came from
+
+
+def test_a_stage_adds_a_new_record_and_never_changes_one():
+    found = cand(1, 0.4)
+    with pytest.raises(FrozenInstanceError):
+        found.final = Place(1, 0.9)
+    reranked = replace(found, rerank=Place(1, 0.9))
+    assert found.rerank is None and reranked.final == found.final

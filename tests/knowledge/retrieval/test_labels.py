@@ -5,11 +5,11 @@ among prose that repeats the question's words, in the document the question is a
 from __future__ import annotations
 
 import pytest
-from django.conf import settings
 
 from knowledge.models import Chunk
 from knowledge.retrieval.labels import label_score
 from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.weights import Fusion, Hits, weights
 from tests.knowledge.retrieval.conftest import add_document, make_source
 
 pytestmark = pytest.mark.django_db
@@ -61,7 +61,9 @@ QUESTION = (
 def _tables(weight: float) -> list[str]:
     """The texts of the tables among the first three hits (one document may fill them)."""
     options = SearchOptions(
-        k=3, per_document=3, spread=0, min_score=-1.0, cascade=False, label_weight=weight
+        hits=Hits(k=3, per_document=3, spread=0, cascade=False),
+        fusion=Fusion(label_weight=weight),
+        min_score=-1.0,
     )
     hits = search(QUESTION, options=options).hits
     chunks = [Chunk.objects.get(pk=h.chunk_id) for h in hits]
@@ -135,11 +137,13 @@ def test_a_named_row_under_the_follower_floor_stays_by_its_label_evidence(embedd
     source = make_source("Filings")
     acme = PROSE.format(company="Acme") + BALANCE.format(inventories="4,319")
     add_document(source, "acme.md", acme, embedder)
-    result = search(QUESTION, options=SearchOptions(k=4, per_document=4, spread=0, cascade=False))
+    options = SearchOptions(hits=Hits(k=4, per_document=4, spread=0, cascade=False))
+    result = search(QUESTION, options=options)
     # Below the lower of the two minimums' floors, whichever applies to this question.
-    floor = settings.SEARCH_FOLLOWER_SHARE * min(
-        settings.SEARCH_MIN_SCORE, settings.SEARCH_MIN_SCORE_KNOWN
-    )
+    gate = weights().gate
+    floor = gate.follower_share * min(gate.min_score, gate.min_score_known)
     tables = [h for h in result.hits if Chunk.objects.get(pk=h.chunk_id).block_type == "table"]
-    assert len(tables) == 1 and tables[0].score < floor and tables[0].label_score > 0
+    assert len(tables) == 1 and tables[0].score < floor and tables[0].label_evidence > 0
+    # Its own score is the calibrated one: the evidence is in the fused score only.
+    assert tables[0].score == tables[0].calibrated.score < tables[0].fused.score
     assert "| Inventories | 4,319 |" in Chunk.objects.get(pk=tables[0].chunk_id).text

@@ -8,6 +8,7 @@ import pytest
 
 from knowledge.question.named import named_words
 from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.weights import Fusion, Hits, weights
 from tests.knowledge.retrieval.conftest import add_document, make_source
 
 
@@ -60,13 +61,14 @@ def test_a_question_naming_a_company_prefers_that_companys_document(embedder):
 
     def first(name_weight: float):
         options = SearchOptions(
-            k=4, per_document=1, min_score=-1.0, cascade=False, name_weight=name_weight
+            hits=Hits(k=4, per_document=1, cascade=False),
+            fusion=Fusion(name_weight=name_weight),
+            min_score=-1.0,
         )
         result = search(QUESTION, options=options)
-        return result.hits[0].document_id, [round(h.fused_score, 3) for h in result.hits]
+        return result.hits[0].document_id, [round(h.fused.score, 3) for h in result.hits]
 
     # Without the rule, the other company's page wins on "operating expenses change".
     assert first(0.0)[0] == fabrikam.pk, first(0.0)
-    from django.conf import settings
-
-    assert first(settings.SEARCH_NAME_WEIGHT)[0] == contoso.pk, first(settings.SEARCH_NAME_WEIGHT)
+    configured = weights().fusion.name_weight
+    assert first(configured)[0] == contoso.pk, first(configured)

@@ -8,6 +8,7 @@ import pytest
 
 from knowledge.retrieval.prf import prf_lexemes
 from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.weights import Fusion, Hits, Prf
 from tests.knowledge.retrieval.conftest import add_document, make_source
 
 pytestmark = pytest.mark.django_db
@@ -60,15 +61,15 @@ def _knowledge_base(embedder):
     return source
 
 
-def _lexical(prf_docs: int):
+def _lexical(documents: int, below: float = 1.0):
+    """The lexical list with a PRF pass over this many best documents (0: none) for a question
+    no chunk matches above ``below`` of its best BM25 (1.0: every question)."""
     options = SearchOptions(
-        k=10,
-        per_document=10,
-        min_score=-1.0,
-        cascade=False,
+        hits=Hits(k=10, per_document=10, cascade=False),
         lists=("lexical",),
-        document_weight=0.0,
-        prf_docs=prf_docs,
+        fusion=Fusion(document_weight=0.0),
+        prf=Prf(documents=documents, terms=5, weight=0.5, below=below),
+        min_score=-1.0,
     )
     return search(QUESTION, options=options)
 
@@ -80,10 +81,7 @@ def _order(result) -> list[str]:
     return [" / ".join(sections[h.chunk_id]) for h in result.hits]
 
 
-def test_prf_raises_the_chunk_written_in_the_best_documents_words(embedder, settings):
-    settings.SEARCH_PRF_TERMS = 5
-    settings.SEARCH_PRF_WEIGHT = 0.5
-    settings.SEARCH_PRF_BELOW = 1.0  # every question counts as worded unlike the pages
+def test_prf_raises_the_chunk_written_in_the_best_documents_words(embedder):
     _knowledge_base(embedder)
 
     plain = _lexical(0)
@@ -101,12 +99,17 @@ def test_prf_raises_the_chunk_written_in_the_best_documents_words(embedder, sett
     # PRF re-orders only: every chunk keeps the score the threshold reads.
     scores = {h.chunk_id: h.score for h in plain.hits}
     assert {h.chunk_id: h.score for h in fed.hits} == pytest.approx(scores)
+    # ... and its fused place; the PRF pass has a place of its own.
+    fused = {h.chunk_id: h.fused for h in plain.hits}
+    assert {h.chunk_id: h.fused for h in fed.hits} == fused
+    assert [h.prf.rank for h in fed.hits] == list(range(1, len(fed.hits) + 1))
+    assert all(h.prf is None for h in plain.hits)
 
 
-def test_no_prf_for_a_question_a_chunk_already_matches(embedder, settings):
-    settings.SEARCH_PRF_BELOW = 0.05  # the fuzzing page's first chunk matches far better
+def test_no_prf_for_a_question_a_chunk_already_matches(embedder):
     _knowledge_base(embedder)
-    assert _lexical(2).prf_words == []
+    # The fuzzing page's first chunk matches far better than 0.05 of the question's best BM25.
+    assert _lexical(2, below=0.05).prf_words == []
 
 
 def test_prf_words_leave_out_the_questions_words_and_one_document_words(embedder):

@@ -8,8 +8,9 @@ import pytest
 
 from knowledge.models import Chunk
 from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.weights import Hits
 
-ALL = SearchOptions(k=20, min_score=-1.0, per_document=50, cascade=False)
+ALL = SearchOptions(hits=Hits(k=20, per_document=50, cascade=False), min_score=-1.0)
 
 
 def sections_of(chunk_ids: list[int]) -> list[set[str]]:

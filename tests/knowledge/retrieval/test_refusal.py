@@ -9,14 +9,15 @@ import pytest
 
 from knowledge.models import Chunk
 from knowledge.retrieval.search import search
+from knowledge.retrieval.weights import weights
 
 CALIBRATED_MIN_SCORE = 0.19
 
 
 @pytest.fixture
-def calibrated(settings):
+def calibrated():
     # The shipped default is the calibrated value, not a test-only one.
-    assert settings.SEARCH_MIN_SCORE == CALIBRATED_MIN_SCORE
+    assert weights().gate.min_score == CALIBRATED_MIN_SCORE
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ import pytest
 from knowledge.models import Chunk
 from knowledge.retrieval import rerank
 from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.weights import Hits
 from tests.knowledge.retrieval.conftest import add_document, make_source
 
 HANDBOOK = """# Cooling plant handbook
@@ -68,16 +69,18 @@ def no_configured_reranker(settings):
 
 
 def test_without_a_reranker_the_step_is_skipped_and_the_result_says_so(
-    handbook, embedder, settings, no_configured_reranker
+    handbook, embedder, ranking_weights, no_configured_reranker
 ):
-    settings.SEARCH_MIN_SCORE = 0.0
-    settings.RERANK_MIN_SCORE = 2.0  # would refuse everything if the rerank threshold applied
+    ranking_weights(
+        gate={"min_score": 0.0},
+        rerank={"min_score": 2.0},  # would refuse everything if the rerank threshold applied
+    )
     result = search(QUESTION, embedder=embedder)  # reranker=True: the configured one
     assert rerank.get_reranker() is None
     assert not result.reranked
     assert "no reranker configured" in result.rerank_note
     assert "rerank" not in result.timings
-    assert all(c.rerank_score is None and c.rerank_rank is None for c in result.candidates)
+    assert all(c.rerank is None for c in result.candidates)
     assert result.hits  # the search threshold, not the rerank one, applied
 
 
@@ -101,51 +104,69 @@ def test_rerank_can_be_turned_off_for_one_search(handbook, embedder):
     assert reranker.calls == []
 
 
-def test_the_reranker_reorders_the_candidates_and_its_score_is_final(handbook, embedder, settings):
-    settings.RERANK_MIN_SCORE = 0.0
+def test_the_reranker_reorders_the_candidates_and_its_score_is_final(
+    handbook, embedder, ranking_weights
+):
+    ranking_weights(rerank={"min_score": 0.0})
     reranker = WordOverlapReranker()
     result = search(
-        QUESTION, options=SearchOptions(per_document=5), embedder=embedder, reranker=reranker
+        QUESTION,
+        options=SearchOptions(hits=Hits(per_document=5)),
+        embedder=embedder,
+        reranker=reranker,
     )
     assert result.reranked
     assert result.rerank_note == "reranked by word-overlap"
     assert "rerank" in result.timings
     texts = dict(Chunk.objects.filter(document=handbook).values_list("pk", "text"))
     expected = reranker.score(result.retrieval_query, [texts[c.chunk_id] for c in result.hits])
-    assert [c.rerank_score for c in result.hits] == pytest.approx(expected)
-    assert [c.score for c in result.hits] == [c.rerank_score for c in result.hits]
+    assert [c.rerank.score for c in result.hits] == pytest.approx(expected)
+    assert [c.score for c in result.hits] == [c.rerank.score for c in result.hits]
     assert expected == sorted(expected, reverse=True)
-    assert [c.rerank_rank for c in result.hits] == list(range(1, len(result.hits) + 1))
+    assert [c.rerank.rank for c in result.hits] == list(range(1, len(result.hits) + 1))
+    # The stages before it keep their own: each hit's calibrated score and fused place are
+    # those of the same search without the rerank step.
+    plain = search(
+        QUESTION, options=SearchOptions(hits=Hits(per_document=5), rerank=False), embedder=embedder
+    )
+    before = {c.chunk_id: (c.calibrated, c.fused) for c in plain.candidates}
+    assert [before[c.chunk_id] for c in result.hits] == [
+        (c.calibrated, c.fused) for c in result.hits
+    ]
     # The reranker saw the question without filter phrases, and the chunks' own text.
     query, passages = reranker.calls[0]
     assert query == result.retrieval_query
     assert set(passages) <= set(texts.values())
 
 
-def test_only_the_best_fused_candidates_are_reranked(handbook, embedder, settings):
-    settings.RERANK_CANDIDATES = 2
-    settings.RERANK_MIN_SCORE = 0.0
+def test_only_the_best_fused_candidates_are_reranked(handbook, embedder, ranking_weights):
+    ranking_weights(rerank={"candidates": 2, "min_score": 0.0})
     reranker = WordOverlapReranker()
     result = search(
-        QUESTION, options=SearchOptions(per_document=5), embedder=embedder, reranker=reranker
+        QUESTION,
+        options=SearchOptions(hits=Hits(per_document=5)),
+        embedder=embedder,
+        reranker=reranker,
     )
     assert len(reranker.calls[0][1]) == 2
     assert len(result.hits) == 2
-    assert {c.fused_rank for c in result.hits} == {1, 2}
+    assert {c.fused.rank for c in result.hits} == {1, 2}
 
 
-def test_the_rerank_minimum_score_applies_after_rerank(handbook, embedder, settings):
-    settings.SEARCH_MIN_SCORE = 2.0  # would refuse everything if the search threshold applied
-    settings.RERANK_MIN_SCORE = 0.5
+def test_the_rerank_minimum_score_applies_after_rerank(handbook, embedder, ranking_weights):
+    ranking_weights(
+        gate={"min_score": 2.0},  # would refuse everything if the search threshold applied
+        rerank={"min_score": 0.5},
+    )
     result = search(
         QUESTION,
-        options=SearchOptions(per_document=5),
+        options=SearchOptions(hits=Hits(per_document=5)),
         embedder=embedder,
         reranker=WordOverlapReranker(),
     )
     assert result.hits
-    assert all(c.rerank_score >= 0.5 for c in result.hits)
-    assert all(c.rerank_score < 0.5 for c in result.near_misses)
+    assert all(c.rerank.score >= 0.5 for c in result.hits)
+    assert all(c.rerank.score < 0.5 for c in result.near_misses)
 
 
 # --- the torch backends, on a tiny cross-encoder built here ---------------------------------
@@ -189,7 +210,7 @@ def tiny_cross_encoder(tmp_path_factory):
     ("kind", "package"), [("cross-encoder", "sentence_transformers"), ("flag", "FlagEmbedding")]
 )
 def test_the_configured_cross_encoder_reranks_the_search(
-    handbook, embedder, settings, tiny_cross_encoder, kind, package
+    handbook, embedder, settings, ranking_weights, tiny_cross_encoder, kind, package
 ):
     pytest.importorskip(package)
     settings.RERANKER, settings.RERANKER_PATH, settings.RERANKER_ID = (
@@ -197,11 +218,12 @@ def test_the_configured_cross_encoder_reranks_the_search(
         str(tiny_cross_encoder),
         "",
     )
-    settings.RERANK_MIN_SCORE = 0.0
+    ranking_weights(rerank={"min_score": 0.0})
     rerank.get_reranker.cache_clear()
     try:
         reranker = rerank.get_reranker()
-        result = search(QUESTION, options=SearchOptions(per_document=5), embedder=embedder)
+        options = SearchOptions(hits=Hits(per_document=5))
+        result = search(QUESTION, options=options, embedder=embedder)
     finally:
         rerank.get_reranker.cache_clear()
     assert result.reranked
@@ -210,6 +232,6 @@ def test_the_configured_cross_encoder_reranks_the_search(
     texts = dict(Chunk.objects.filter(document=handbook).values_list("pk", "text"))
     scores = reranker.score(result.retrieval_query, [texts[c.chunk_id] for c in result.hits])
     assert all(0.0 <= s <= 1.0 for s in scores)
-    assert [c.rerank_score for c in result.hits] == pytest.approx(scores, abs=1e-5)
+    assert [c.rerank.score for c in result.hits] == pytest.approx(scores, abs=1e-5)
     assert scores == sorted(scores, reverse=True)
     assert len({round(s, 6) for s in scores}) > 1

@@ -8,6 +8,7 @@ from django.test import override_settings
 
 from knowledge.models import Chunk
 from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.weights import Hits
 from tests.knowledge.retrieval.conftest import add_document, make_source
 
 pytestmark = pytest.mark.django_db
@@ -52,7 +53,7 @@ def _ranked(embedder, min_rows: int) -> list:
         source = make_source(f"Specs {min_rows}")
         add_document(source, "settings.md", SETTINGS_DOC, embedder)
         add_document(source, "network.md", NETWORK_DOC, embedder)
-    options = SearchOptions(k=3, per_document=1, min_score=-1.0, cascade=False)
+    options = SearchOptions(hits=Hits(k=3, per_document=1, cascade=False), min_score=-1.0)
     return search(QUESTION, options=options).hits
 
 

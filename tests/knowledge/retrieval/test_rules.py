@@ -11,6 +11,7 @@ from django.contrib.auth.models import Group
 
 from knowledge.models import Chunk, DocumentVersion
 from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.weights import Hits
 from tests.knowledge.retrieval.conftest import add_document, make_source
 
 PASSWORD_POLICY = """# Парольная политика
@@ -54,9 +55,10 @@ SUPPORT = """# Служба поддержки
 QUESTION = "Какие требования к паролю: длина, символы, смена пароля?"
 
 
-def options(**extra) -> SearchOptions:
-    base = {"k": 4, "per_document": 2, "min_score": -1.0, "cascade": False}
-    return SearchOptions(**{**base, **extra})
+def options(min_score: float | None = -1.0, **hits) -> SearchOptions:
+    """Four hits, two per document, no cascade and no minimum, unless told otherwise."""
+    hits = {"k": 4, "per_document": 2, "cascade": False, **hits}
+    return SearchOptions(hits=Hits(**hits), min_score=min_score)
 
 
 @pytest.fixture
@@ -99,10 +101,10 @@ def test_the_first_documents_keep_a_place_and_the_rest_go_by_rank(passwords, emb
     ]
 
 
-def test_the_cap_is_a_setting(passwords, embedder, settings):
-    settings.SEARCH_PER_DOCUMENT = 1
+def test_the_cap_is_a_setting(passwords, embedder, ranking_weights):
+    ranking_weights(hits={"per_document": 1})
     result = search(
-        QUESTION, options=SearchOptions(min_score=-1.0, cascade=False), embedder=embedder
+        QUESTION, options=SearchOptions(min_score=-1.0, hits=Hits(cascade=False)), embedder=embedder
     )
     documents = [c.document_id for c in result.hits]
     assert len(documents) == len(set(documents)) == 3
@@ -111,37 +113,37 @@ def test_the_cap_is_a_setting(passwords, embedder, settings):
 # --- the minimum score -----------------------------------------------------------------------
 
 
-def test_a_best_score_just_under_the_minimum_finds_nothing(passwords, embedder, settings):
+def test_a_best_score_just_under_the_minimum_finds_nothing(passwords, embedder, ranking_weights):
     best = search(QUESTION, options=options(), embedder=embedder).candidates[0]
-    settings.SEARCH_MIN_SCORE = best.score + 0.001
+    ranking_weights(gate={"min_score": best.score + 0.001})
     result = search(QUESTION, options=options(min_score=None), embedder=embedder)
     assert not result.found
     assert result.hits == []
     assert result.near_misses[0].chunk_id == best.chunk_id  # kept for reformulation tiles
 
 
-def test_a_best_score_just_over_the_minimum_is_found_alone(passwords, embedder, settings):
-    settings.SEARCH_FOLLOWER_SHARE = 1.0  # every hit must reach the minimum itself
+def test_a_best_score_just_over_the_minimum_is_found_alone(passwords, embedder, ranking_weights):
+    ranking_weights(gate={"follower_share": 1.0})  # every hit must reach the minimum itself
     ranked = search(QUESTION, options=options(), embedder=embedder).candidates
     best, second = ranked[0], ranked[1]
     assert best.score - second.score > 0.002
-    settings.SEARCH_MIN_SCORE = best.score - 0.001
+    minimum = ranking_weights(gate={"min_score": best.score - 0.001}).gate.min_score
     result = search(QUESTION, options=options(min_score=None), embedder=embedder)
     assert [c.chunk_id for c in result.hits] == [best.chunk_id]
-    assert all(c.score < settings.SEARCH_MIN_SCORE for c in result.near_misses)
+    assert all(c.score < minimum for c in result.near_misses)
 
 
 def test_once_the_best_passes_the_others_need_only_the_follower_share(
-    passwords, embedder, settings
+    passwords, embedder, ranking_weights
 ):
     ranked = search(QUESTION, options=options(per_document=5, k=10), embedder=embedder).candidates
     best, others = ranked[0], ranked[1:]
-    settings.SEARCH_MIN_SCORE = best.score - 0.001
+    minimum = best.score - 0.001
     # A floor half-way between the other chunks' best and worst score.
     floor = (max(c.score for c in others) + min(c.score for c in others)) / 2
-    settings.SEARCH_FOLLOWER_SHARE = floor / settings.SEARCH_MIN_SCORE
+    ranking_weights(gate={"min_score": minimum, "follower_share": floor / minimum})
     # The premise: some chunks lie between the floor and the minimum, some under the floor.
-    between = [c.chunk_id for c in others if floor <= c.score < settings.SEARCH_MIN_SCORE]
+    between = [c.chunk_id for c in others if floor <= c.score < minimum]
     under = [c.chunk_id for c in others if c.score < floor]
     assert between and under
     result = search(
@@ -152,7 +154,7 @@ def test_once_the_best_passes_the_others_need_only_the_follower_share(
     assert set(between) <= set(hits)
     assert not set(under) & set(hits)
     # Nothing reaches the minimum: no follower is shown either (the refusal stands).
-    settings.SEARCH_MIN_SCORE = best.score + 0.001
+    ranking_weights(gate={"min_score": best.score + 0.001})
     refused = search(QUESTION, options=options(min_score=None), embedder=embedder)
     assert refused.hits == []
 

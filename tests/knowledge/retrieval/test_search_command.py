@@ -12,6 +12,7 @@ from django.core.management import CommandError, call_command
 from knowledge.models import Chunk
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
+from knowledge.retrieval.weights import Hits
 from tests.knowledge.retrieval.conftest import add_document, make_source
 
 QUESTION = "Какие климатические условия должны быть при испытаниях?"
@@ -29,7 +30,7 @@ def run_json(*args: str) -> dict:
 
 def test_json_lists_the_same_hits_as_search_with_links_to_the_viewer(db, programme, embedder):
     data = run_json(QUESTION, "--k", "3")
-    expected = search(QUESTION, options=SearchOptions(k=3), embedder=embedder)
+    expected = search(QUESTION, options=SearchOptions(hits=Hits(k=3)), embedder=embedder)
     assert [r["chunk_id"] for r in data["results"]] == [c.chunk_id for c in expected.hits]
     assert 1 <= len(data["results"]) <= 3
     chunks = {c.pk: c for c in Chunk.objects.filter(document=programme).select_related("version")}
@@ -59,10 +60,10 @@ def test_the_link_opens_the_document_viewer_on_that_chunk(db, programme, client,
     assert f'id="chunk-{row["chunk_id"]}"' in html
 
 
-def test_explain_json_gives_every_candidate_in_every_list_and_the_stage_timings(
-    db, programme, settings
+def test_explain_json_gives_every_candidate_at_every_stage_and_the_stage_timings(
+    db, programme, ranking_weights
 ):
-    settings.SEARCH_PER_DOCUMENT = 2
+    ranking_weights(hits={"per_document": 2})
     data = run_json(QUESTION, "--explain", "--k", "2")
     candidates = data["candidates"]
     assert len(candidates) > len(data["results"])
@@ -71,16 +72,28 @@ def test_explain_json_gives_every_candidate_in_every_list_and_the_stage_timings(
         "dense_score",
         "lexical_rank",
         "lexical_score",
+        "lexical_norm",
         "sparse_rank",
+        "calibrated",
+        "label_evidence",
+        "document_evidence",
+        "name_evidence",
         "fused_rank",
         "fused_score",
+        "prf_rank",
         "rerank_rank",
         "rerank_score",
+        "final_rank",
         "score",
         "result",
     ):
         assert key in candidates[0]
-    assert [c["fused_rank"] for c in candidates] == list(range(1, len(candidates) + 1))
+    assert [c["final_rank"] for c in candidates] == list(range(1, len(candidates) + 1))
+    # Each stage keeps its own score: without a reranker the final score is the chunk's own
+    # calibrated one, and the fused score adds the document evidence to it.
+    assert all(c["score"] == c["final_score"] == c["calibrated"] for c in candidates)
+    assert all(c["fused_score"] >= c["calibrated"] for c in candidates)
+    assert any(c["fused_score"] > c["calibrated"] for c in candidates)
     assert any(c["dense_rank"] for c in candidates) and any(c["lexical_rank"] for c in candidates)
     hit_ids = [r["chunk_id"] for r in data["results"]]
     assert [c["chunk_id"] for c in candidates if c["result"].startswith("hit")] == hit_ids
@@ -102,8 +115,8 @@ def test_explain_prints_ranks_and_scores_per_list_and_timings(db, programme):
     assert re.search(rf"^\s*{best}\s+\d+ 0\.\d{{3}}\s+\d+ \d+\.\d\d \(0\.\d\d\)", row)
 
 
-def test_plain_output_shows_each_hit_with_its_place_and_link(db, programme, settings):
-    settings.SEARCH_MIN_SCORE = 0.0
+def test_plain_output_shows_each_hit_with_its_place_and_link(db, programme, ranking_weights):
+    ranking_weights(gate={"min_score": 0.0})
     text = run(QUESTION, "--k", "2")
     assert "1. " in text and "2. " in text
     assert "Условия проведения испытаний" in text
@@ -141,8 +154,8 @@ def test_an_unknown_source_is_an_error_naming_the_known_ones(db, programme):
         run("условия", "--source", "Wiki")
 
 
-def test_nothing_above_the_minimum_score_says_so(db, programme, settings):
-    settings.SEARCH_MIN_SCORE = 5.0  # above any calibrated score
+def test_nothing_above_the_minimum_score_says_so(db, programme, ranking_weights):
+    ranking_weights(gate={"min_score": 5.0})  # above any calibrated score
     assert "Nothing found above the minimum score." in run(QUESTION)
     data = run_json(QUESTION)
     assert data["found"] is False and data["results"] == []
@@ -151,6 +164,9 @@ def test_nothing_above_the_minimum_score_says_so(db, programme, settings):
 def test_the_command_searches_like_search_with_explicit_filters(db, programme, embedder):
     data = run_json("условия", "--section", "6.3", "--k", "4")
     direct = search(
-        "условия", filters=Filters(sections=["6.3"]), options=SearchOptions(k=4), embedder=embedder
+        "условия",
+        filters=Filters(sections=["6.3"]),
+        options=SearchOptions(hits=Hits(k=4)),
+        embedder=embedder,
     )
     assert [r["chunk_id"] for r in data["results"]] == [c.chunk_id for c in direct.hits]

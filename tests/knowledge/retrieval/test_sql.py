@@ -66,9 +66,9 @@ def test_words_nothing_contains_lower_the_lexical_share(db, embedder):
     known = search("длина пароля", options=lexical, embedder=embedder).candidates[0]
     diluted = search("длина пароля шарлотки", options=lexical, embedder=embedder).candidates[0]
     assert known.chunk_id == diluted.chunk_id
-    assert known.lexical_score == diluted.lexical_score  # the same words matched
+    assert known.lexical.score == diluted.lexical.score  # the same words matched
     # but a third of the question is a word no chunk has, and it outweighs a known word
-    assert diluted.lexical_norm < known.lexical_norm * 0.6
+    assert diluted.calibrated.lexical_norm < known.calibrated.lexical_norm * 0.6
 
 
 def test_question_words_of_a_definition_question_are_not_content_words(db):
@@ -94,8 +94,9 @@ def test_the_prefilter_keeps_the_best_bm25_chunks(db, embedder):
     df, total, avg = q.term_stats(lexemes)
     idf = {x: bm25_idf(df[x], total) for x in lexemes if df.get(x)}
     scope = q.Scope(q.Filters(), None, embedder.model_id)
-    everything = q.bm25(scope, idf, avg, k=3, candidate_lexemes=list(idf))
-    filtered = q.bm25(scope, idf, avg, k=3, candidate_lexemes=list(idf), prefilter=3)
+    terms = q.Terms(idf, avg)
+    everything = q.bm25(scope, terms, k=3, matching=q.Matching(list(idf)))
+    filtered = q.bm25(scope, terms, k=3, matching=q.Matching(list(idf), prefilter=3))
     # The same chunks with the same BM25 (the sum may add its terms in another order).
     assert [(i, round(score, 9)) for i, score in filtered] == [
         (i, round(score, 9)) for i, score in everything
@@ -140,7 +141,7 @@ def test_bm25_counts_every_position_and_heading_of_the_question_terms(db, embedd
     df, total, avg = q.term_stats(lexemes)
     idf = {x: bm25_idf(df[x], total) for x in lexemes if df.get(x)}
     scope = q.Scope(q.Filters(), None, embedder.model_id)
-    found = q.bm25(scope, idf, avg, k=10, candidate_lexemes=list(idf), prefilter=5)
+    found = q.bm25(scope, q.Terms(idf, avg), k=10, matching=q.Matching(list(idf), prefilter=5))
     expected = _reference_bm25([i for i, _ in found], idf, avg)
     assert len(found) >= 3
     assert {i: round(s, 9) for i, s in found} == {i: round(s, 9) for i, s in expected.items()}

@@ -8,6 +8,7 @@ import pytest
 
 from knowledge.models import Document, Synonym
 from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.weights import Hits, Retrieval
 from knowledge.synonyms import expansions, read_pairs
 from tests.knowledge.retrieval.conftest import add_document, make_source
 
@@ -73,7 +74,10 @@ def test_a_question_using_only_the_english_term_finds_the_russian_page(embedder)
 
     def documents(use_synonyms: bool, lists: tuple[str, ...]) -> list[int]:
         options = SearchOptions(
-            k=3, per_document=1, min_score=-1.0, cascade=False, synonyms=use_synonyms, lists=lists
+            hits=Hits(k=3, per_document=1, cascade=False),
+            lists=lists,
+            retrieval=Retrieval() if use_synonyms else Retrieval(synonym_weight=0.0),
+            min_score=-1.0,
         )
         return [h.document_id for h in search(question, options=options).hits]
 

@@ -15,6 +15,7 @@ from django.core.management import call_command
 from knowledge.models import Chunk
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
+from knowledge.retrieval.weights import Hits
 from tests.knowledge.conftest import WIKI
 
 ZBP = "obshee/politika-otsutstviya-bagov-zbp-zero-bug-policy.md"
@@ -99,7 +100,7 @@ def found_paths(query: str, source_id: int) -> list[str]:
     result = search(
         query,
         filters=Filters(source_ids=[source_id]),
-        options=SearchOptions(min_score=-1.0, k=20, per_document=1, cascade=False),
+        options=SearchOptions(hits=Hits(k=20, per_document=1, cascade=False), min_score=-1.0),
     )
     documents = dict(
         Chunk.objects.filter(pk__in=[h.chunk_id for h in result.hits]).values_list(
