@@ -30,7 +30,8 @@ import re
 import time
 from pathlib import Path
 
-from _setup import CORPUS, EVAL, percentile, setup, teardown
+from _setup import EVAL, percentile, setup, teardown
+from answers import build_knowledge_base
 
 CASES = EVAL / "scenarios_ru" / "cases.jsonl"
 # Sections of a GOST document that hold no requirement and no check: what the map must never
@@ -45,17 +46,6 @@ BOILERPLATE = re.compile(
 
 def _norm(text: str) -> str:
     return " ".join(text.split()).rstrip(".").casefold()
-
-
-def build_knowledge_base() -> None:
-    from knowledge.demo import ingest_demo_now
-
-    started = time.perf_counter()
-    files = ingest_demo_now(CORPUS)
-    if files:
-        print(
-            f"ingested the demo knowledge base: {files} files in {time.perf_counter() - started:.0f} s"
-        )
 
 
 def walk(node: dict, branch: str = "", depth: int = 0):

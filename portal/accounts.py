@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.management.base import CommandError
 
 
 @dataclass(frozen=True)
@@ -48,3 +49,14 @@ def command_user(username: str = ""):
         username="cli", defaults={"is_staff": True, "is_active": False}
     )
     return user
+
+
+def reader_for_command(username: str):
+    """The user a management command's ``--user`` names, None when it names nobody (then the
+    command reads as staff); a name of no user is the command's error, in one line."""
+    if not username:
+        return None
+    try:
+        return command_user(username)
+    except LookupError as exc:
+        raise CommandError(str(exc)) from None

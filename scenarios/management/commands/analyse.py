@@ -15,7 +15,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from portal.accounts import command_user
+from portal.accounts import reader_for_command
 from scenarios.analysis import AnalysisInputError, analyse
 from scenarios.exports import walk
 
@@ -32,12 +32,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        user = None
-        if options["user"]:
-            try:
-                user = command_user(options["user"])
-            except LookupError as exc:
-                raise CommandError(str(exc)) from None
+        user = reader_for_command(options["user"])
         try:
             tree = analyse(options["description"], user, component=options["component"])
         except AnalysisInputError as exc:

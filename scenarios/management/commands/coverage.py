@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext as _
 
 from knowledge.models import Document
-from portal.accounts import command_user
+from portal.accounts import reader_for_command
 from scenarios.coverage import CoverageError, CoverageMap, build_coverage
 from scenarios.documents import DocumentLookupError, find_document
 
@@ -30,12 +30,7 @@ class Command(BaseCommand):
         parser.add_argument("--user", default="", help="read only what this user may read")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        user = None
-        if options["user"]:
-            try:
-                user = command_user(options["user"])
-            except LookupError as exc:
-                raise CommandError(str(exc)) from None
+        user = reader_for_command(options["user"])
         requirements = self._find(options["document"], user)
         tests = self._find(options["against"], user)
         try:
