@@ -18,8 +18,9 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -379,13 +380,25 @@ def build_embedder(kind: str, path: str = "", model_id: str = "") -> Embedder:
             f"KB_EMBEDDER={kind} needs KB_EMBEDDER_PATH pointing at a local model folder "
             f"(got {path!r}); models are never downloaded at run time"
         )
-    if kind == "bge-m3":
-        return FlagM3Embedder(path, model_id or None)
-    if kind == "sentence-transformers":
-        return SentenceTransformerEmbedder(path, model_id or None)
-    raise ImproperlyConfigured(
-        f"KB_EMBEDDER={kind!r} is not one of: use, bge-m3, sentence-transformers, openai"
-    )
+    backends = {"bge-m3": FlagM3Embedder, "sentence-transformers": SentenceTransformerEmbedder}
+    if kind not in backends:
+        raise ImproperlyConfigured(
+            f"KB_EMBEDDER={kind!r} is not one of: use, bge-m3, sentence-transformers, openai"
+        )
+    with models_extra(f"KB_EMBEDDER={kind}"):
+        return backends[kind](path, model_id or None)
+
+
+@contextmanager
+def models_extra(what: str) -> Iterator[None]:
+    """A model backend whose library a base install lacks says how to get it, in one line."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        raise ImproperlyConfigured(
+            f"{what} needs the models extra ({exc.name} is not installed): "
+            "pip install 'knowledge-belt[models]'"
+        ) from None
 
 
 @cache

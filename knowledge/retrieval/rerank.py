@@ -15,6 +15,8 @@ import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
+from knowledge.embedding import models_extra
+
 
 class Reranker(Protocol):
     model_id: str
@@ -79,9 +81,11 @@ def build_reranker(kind: str, path: str, model_id: str = "") -> Reranker | None:
             f"KB_RERANKER={kind} needs KB_RERANKER_PATH pointing at a local model folder (got {path!r})"
         )
     if kind == "flag":
-        return FlagCrossEncoder(path, model_id or None)
+        with models_extra(f"KB_RERANKER={kind}"):
+            return FlagCrossEncoder(path, model_id or None)
     if kind == "cross-encoder":
-        return SentenceTransformersCrossEncoder(path, model_id or None)
+        with models_extra(f"KB_RERANKER={kind}"):
+            return SentenceTransformersCrossEncoder(path, model_id or None)
     raise ImproperlyConfigured(f"KB_RERANKER={kind!r} is not one of: none, flag, cross-encoder")
 
 
