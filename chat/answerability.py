@@ -43,6 +43,7 @@ NEIGHBOUR = 0.6
 # Below this share of the question's word weight known to the knowledge base, it is refused.
 KNOWN_SHARE = 0.5
 EVIDENCE_CHARS = 12_000  # of the best sources' texts read
+WINDOW = 3  # sentences read together when the question points back ("такая сборка")
 
 _NUMBER = r"\d+(?:[.,:]\d+)*"
 # What a value of each kind looks like in a text: units, currencies, dates (classes of the
@@ -72,6 +73,7 @@ _VALUE_RE = {kind: re.compile(pattern, re.IGNORECASE) for kind, pattern in _VALU
 _ALSO = {
     "number": ("price", "percent", "duration", "size"),
     "year": ("date",),
+    "deadline": ("duration", "date"),
     "organisation": ("name",),
     "person": (),
     "place": (),
@@ -146,7 +148,7 @@ def check(
     passages = split_passages(evidence)
     matcher = _Matcher(passages)
     result.focus_found = [f for f in focus if matcher.anywhere(f)]
-    topic = [f for f in focus if not is_measure(f)]
+    topic = _topic(question, focus)
     absent = not scoped and bool(topic) and not any(f in result.focus_found for f in topic)
     text = "\n".join(p.text for p in passages)
     # A redacted e-mail or phone ("[phone]") is the asker's, never the documents': not a
@@ -162,9 +164,12 @@ def check(
     compared = _compared(question)
     if compared and not any(all(_present(c, p.text) for c in compared) for p in passages):
         return _partial(result, "no passage speaks of " + " and ".join(compared) + " together")
-    kinds = [k for k in question.kinds if k in _VALUE_RE or k in _NER_KINDS]
+    kinds = [k for k in question.kinds if k in _VALUE_RE or k in _NER_KINDS or k in _ALSO]
     if kinds:
-        anchors = _anchor_passages(question, focus, terms, vocabulary, passages, matcher)
+        # A question that points back ("такая сборка") is read with what it points at; so
+        # is the text: a sentence with the sentences before it ("Обычно она занимает час").
+        read = windows(evidence) if question.focus.anaphoric else passages
+        anchors = _anchor_passages(question, focus, terms, vocabulary, read, matcher)
         missing = [k for k in kinds if not any(_holds_value(question, p, k) for p in anchors)]
         result.fact_found = not missing
         if missing:
@@ -187,7 +192,13 @@ def _vocabulary(question, terms, focus, vocabulary, result: Answerability) -> bo
         sum(w for lemma, w in weights.items() if vocabulary[lemma]) / total, 3
     )
     head = question.focus.lemma
-    if head and head in vocabulary and not vocabulary[head] and question.focus.head >= 0:
+    if (
+        head
+        and head in vocabulary
+        and not vocabulary[head]
+        and question.focus.head >= 0
+        and not question.focus.anaphoric
+    ):
         result.decision = "refusal"
         result.reason = f"the focus «{head}» is in no document"
         return True
@@ -215,26 +226,49 @@ def _partial(result: Answerability, reason: str) -> Answerability:
 
 def split_passages(evidence: Sequence[str]) -> list[Passage]:
     """Sentences, and table rows each with its header row, of the evidence texts."""
-    out: list[Passage] = []
+    return [p for text in _budgeted(evidence) for p in _split(text)]
+
+
+def windows(evidence: Sequence[str], size: int = WINDOW) -> list[Passage]:
+    """Each sentence (or table row) of the evidence with the ``size - 1`` before it in the same
+    text: what a sentence that points back ("она", "такой") speaks of."""
+    out = []
+    for text in _budgeted(evidence):
+        own = _split(text)
+        for i in range(len(own)):
+            group = own[max(0, i - size + 1) : i + 1]
+            lemmas = frozenset().union(*(p.lemmas for p in group))
+            out.append(Passage(" ".join(p.text for p in group), lemmas))
+    return out
+
+
+def _budgeted(evidence: Sequence[str]) -> list[str]:
+    """The evidence texts cut to ``EVIDENCE_CHARS`` in all, best first."""
+    out = []
     budget = EVIDENCE_CHARS
     for text in evidence:
-        text = text[:budget]
-        budget -= len(text)
-        header = ""
-        for line in text.split("\n"):
-            if _ROW.match(line):
-                if not header:
-                    header = line
-                    out.append(_passage(line))
-                elif not _RULE.match(line):
-                    out.append(_passage(header + "\n" + line))
-                continue
-            header = ""
-            for _, _, sentence in nlp.sentences(line):
-                if sentence.strip():
-                    out.append(_passage(sentence))
         if budget <= 0:
             break
+        out.append(text[:budget])
+        budget -= len(out[-1])
+    return out
+
+
+def _split(text: str) -> list[Passage]:
+    out: list[Passage] = []
+    header = ""
+    for line in text.split("\n"):
+        if _ROW.match(line):
+            if not header:
+                header = line
+                out.append(_passage(line))
+            elif not _RULE.match(line):
+                out.append(_passage(header + "\n" + line))
+            continue
+        header = ""
+        for _, _, sentence in nlp.sentences(line):
+            if sentence.strip():
+                out.append(_passage(sentence))
     return out
 
 
@@ -305,8 +339,8 @@ def _compared(question: Question) -> list[str]:
 def _anchor_passages(question, focus, terms, vocabulary, passages, matcher) -> list[Passage]:
     """The passages about what the question asks: the question's words must stand together in
     them, at least two of them (one when it has only one), one of which says the topic: its
-    focus (or a navec neighbour), one of its named things, or one of its two rarest words. A
-    focus that names the measure itself ("в какой день", "какой срок") says which value, not
+    focus (or a navec neighbour), one of its named things, or one of its two rarest words (any
+    word, when the focus points back: "такая сборка"). A focus that names the measure itself ("в какой день", "какой срок") says which value, not
     which topic."""
     named = [n for n in question.named if not PLACEHOLDER.fullmatch(n)]
     words = sorted(
@@ -315,7 +349,9 @@ def _anchor_passages(question, focus, terms, vocabulary, passages, matcher) -> l
         if vocabulary[t.lemma] and not is_measure(t.lemma)
     )
     measured = [question.focus.topic] if question.focus.topic in vocabulary else []
-    topic = [f for f in focus if not is_measure(f)] or measured or [lemma for _, lemma in words[:2]]
+    # A question that points back says its topic in the words before it, any of them.
+    rarest = len(words) if question.focus.anaphoric else 2
+    topic = _topic(question, focus) or measured or [lemma for _, lemma in words[:rarest]]
     needed = min(2, len({*topic, *named, *(lemma for _, lemma in words)}))
     anchored = []
     for passage in passages:
@@ -327,6 +363,14 @@ def _anchor_passages(question, focus, terms, vocabulary, passages, matcher) -> l
         if len(held) >= needed:
             anchored.append(passage)
     return anchored
+
+
+def _topic(question: Question, focus: list[str]) -> list[str]:
+    """The focus words that say the topic: not a measure ("срок", "цена": they say which
+    value), not a noun a demonstrative points back with ("такая сборка": the question's
+    other words say what it is)."""
+    pointing = set(question.focus.phrase) if question.focus.anaphoric else set()
+    return [f for f in focus if not is_measure(f) and f not in pointing]
 
 
 def _holds_value(question: Question, passage: Passage, kind: str) -> bool:

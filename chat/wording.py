@@ -20,6 +20,7 @@ _FACT_NAMES = {
     "price": gettext_noop("the price"),
     "percent": gettext_noop("the percentage"),
     "duration": gettext_noop("the duration"),
+    "deadline": gettext_noop("the deadline"),
     "size": gettext_noop("the size"),
     "date": gettext_noop("the date"),
     "year": gettext_noop("the year"),

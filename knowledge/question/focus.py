@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from knowledge.question.nlp import Parsed
 from knowledge.question.words import (
+    DEMONSTRATIVES,
     FUNCTION_POS,
     INTERROGATIVES_EN,
     INTERROGATIVES_RU,
@@ -25,7 +26,10 @@ from knowledge.question.words import (
 MEASURES = {
     "price": {"цена", "стоимость", "бюджет", "зарплата", "оклад", "стоить", "price", "cost"},
     "percent": {"процент", "доля", "percent", "percentage"},
-    "duration": {"время", "срок", "длительность", "продолжительность", "период", "длиться",
+    # "Срок" is a deadline as often as a span ("срок сдачи": 15.05.2018; "срок хранения": 30
+    # дней): either value answers it.
+    "deadline": {"срок", "дедлайн", "deadline"},
+    "duration": {"время", "длительность", "продолжительность", "период", "длиться",
                  "минута", "секунда", "час", "день", "неделя", "месяц", "duration", "long"},
     "size": {"размер", "объем", "вес", "длина", "ширина", "высота", "size"},
     "year": {"год", "year"},
@@ -70,10 +74,14 @@ class Focus:
     # What the value is of, when the focus names a measure: "на какой день перенесли
     # релиз" -> "релиз"; "время отклика страницы" -> "отклик".
     topic: str = ""
+    # A demonstrative determines it ("сколько занимает такая сборка"): it points back at what
+    # the question said before, and names no topic of its own.
+    anaphoric: bool = False
 
     def as_dict(self) -> dict:
         return {"lemma": self.lemma, "phrase": list(self.phrase), "text": self.text,
-                "asks": self.asks, "kind": self.kind, "topic": self.topic}  # fmt: skip
+                "asks": self.asks, "kind": self.kind, "topic": self.topic,
+                "anaphoric": self.anaphoric}  # fmt: skip
 
 
 def find_focus(tokens: list[Parsed]) -> Focus:
@@ -89,7 +97,7 @@ def find_focus(tokens: list[Parsed]) -> Focus:
             kind = _MEASURE_OF.get(tokens[head].lemma, "number" if word == "сколько" else "")
             return _focus(tokens, head, word, kind)
     if word in ("сколько", "насколько"):
-        head = tokens[wh].head
+        head = _above_documents(tokens, tokens[wh].head)
         if head >= 0:
             # The verb it counts with, or the one that verb depends on ("сколько стоит
             # продлить": a price), says which measure.
@@ -177,14 +185,33 @@ def _defines(tokens: list[Parsed], wh: int) -> bool:
     return bool(after) and after[0] in ("такой", "значить", "означать", "называться")
 
 
+def _above_documents(tokens: list[Parsed], head: int) -> int:
+    """``head``, or the word above it while it names the documents ("сколько в документации
+    занимает":
+    the parser may hang "сколько" on "документации"; the question counts with the verb)."""
+    while head >= 0 and _names_documents(tokens[head]):
+        head = tokens[head].head
+    return head
+
+
+def _names_documents(token: Parsed) -> bool:
+    """A word that names the documents or a function word, by its lemma or as written (the
+    lemma may hide it: "вики" -> "вика")."""
+    return token.pos in ("NOUN", "PROPN") and (is_stop(token.lemma) or is_stop(token.text))
+
+
 def _topic_of(tokens: list[Parsed], verb: int, wh: int) -> int:
     """The thing a question verb is about: its object or subject other than the question
-    word (a noun), else the verb itself."""
+    word (a noun, not one naming the documents), else the verb itself."""
     order = ("nsubj", "obj", "nsubj:pass", "appos", "iobj", "obl", "nmod")
     found = [
         (order.index(t.rel), i)
         for i, t in enumerate(tokens)
-        if t.head == verb and i != wh and t.pos in ("NOUN", "PROPN") and t.rel in order
+        if t.head == verb
+        and i != wh
+        and t.pos in ("NOUN", "PROPN")
+        and t.rel in order
+        and not _names_documents(t)
     ]
     return min(found)[1] if found else verb
 
@@ -218,6 +245,7 @@ def _focus(tokens: list[Parsed], head: int, asks: str, kind: str) -> Focus:
         asks=asks,
         kind=kind,
         topic=_measured(tokens, head) if token.lemma in _MEASURE_OF else "",
+        anaphoric=any(t.head == head and t.lemma in DEMONSTRATIVES for t in tokens),
     )
 
 

@@ -1,0 +1,51 @@
+"""The answerability check on the question's reading and a given evidence (no search)."""
+
+from __future__ import annotations
+
+from chat.answerability import check
+from knowledge.question import read
+
+
+def _check(question_text: str, evidence: str):
+    question = read(question_text)
+    vocabulary = {t.lemma: 3 for t in question.key_terms}
+    return check(question, [evidence], vocabulary=vocabulary)
+
+
+def test_a_noun_a_demonstrative_points_back_with_is_not_the_topic_the_evidence_must_name():
+    question = read(
+        "Ночью гоняем на стенде сценарий с тысячей виртуальных пользователей. "
+        "Сколько обычно длится такая проверка?"
+    )
+    assert question.focus.lemma == "проверка" and question.focus.anaphoric
+    checked = _check(
+        question.text,
+        "Сценарий с виртуальными пользователями на стенде обычно длится от 2 до 4 часов.",
+    )
+    assert checked.decision == "answer", checked.reason
+
+
+def test_the_pointed_back_noun_still_needs_the_other_words_and_the_value():
+    checked = _check(
+        "Ночью гоняем на стенде сценарий с тысячей виртуальных пользователей. "
+        "Сколько обычно длится такая проверка?",
+        "Сценарий с виртуальными пользователями на стенде описан в отдельном разделе.",
+    )
+    assert checked.decision != "answer"
+    assert checked.fact_found is False
+
+
+def test_a_deadline_is_answered_by_a_date_or_by_a_span():
+    table = "| Стадия | Срок подачи |\n|---|---|\n| Отчёт об испытаниях | 12.03.2021 |"
+    dated = _check("Какой срок подачи отчёта об испытаниях?", table)
+    assert dated.decision == "answer", dated.reason
+    span = _check("Какой срок хранения журнала аудита?", "Хранение журнала аудита: 90 дней.")
+    assert span.decision == "answer", span.reason
+    missing = _check("Какой срок хранения журнала аудита?", "Хранение журнала аудита: в архиве.")
+    assert missing.decision != "answer" and missing.asked == "deadline"
+
+
+def test_a_word_naming_the_documents_is_never_the_focus():
+    question = read("Сколько по вики обычно длится ретроспектива?")
+    assert question.focus.lemma == "ретроспектива"
+    assert question.kind == "duration"
