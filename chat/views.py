@@ -16,9 +16,9 @@ from django.utils.html import escape
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from chat.guard import chat_enabled
 from chat.models import AssistantProfile, ChatSettings, Conversation, Message
 from chat.pipeline import claim, start_message, stream_answer
+from chat.pipeline.guard import chat_enabled
 from chat.presenting import turn_context
 from portal import audit
 from portal.capacity import release_connection

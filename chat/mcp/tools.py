@@ -16,9 +16,9 @@ from typing import Any
 from django.conf import settings
 
 from chat import moderation
-from chat.guard import chat_enabled
 from chat.models import AssistantProfile, Conversation
 from chat.pipeline import answer_now
+from chat.pipeline.guard import chat_enabled
 from chat.serialize import message_json
 from knowledge.embedding import EmbeddingModelMismatch
 from knowledge.models import Source

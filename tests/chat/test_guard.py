@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chat.citations import cited_numbers, clean_citations
-from chat.guard import redact
+from chat.pipeline.guard import redact
 
 
 @pytest.mark.parametrize(

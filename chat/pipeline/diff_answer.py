@@ -6,14 +6,14 @@ from collections.abc import Generator
 
 from chat import wording
 from chat.citations import clean_citations
-from chat.events import Event
-from chat.guard import refusal_text
 from chat.llm import LlmUnavailable, Usage, temperature_for
 from chat.models import Message
+from chat.pipeline.events import Event
+from chat.pipeline.guard import refusal_text
+from chat.pipeline.storing import mark_cited, store_sources
+from chat.pipeline.turn import Final, Turn
+from chat.pipeline.versions import diff_sources
 from chat.prompting import build_messages
-from chat.storing import mark_cited, store_sources
-from chat.turn import Final, Turn
-from chat.versions import diff_sources
 
 
 def answer_from_diff(turn: Turn, comparison) -> Generator[Event, None, Final]:

@@ -1,6 +1,4 @@
-"""A turn of the conversation as the pipeline's steps see it, and how it ends (outside the
-pipeline package: the modules the steps call (storing, outcomes, the diff answer) use it too, and
-importing it from the package would run the package's __init__, which imports those steps)."""
+"""A turn of the conversation as the pipeline's steps see it, and how it ends."""
 
 from __future__ import annotations
 
