@@ -7,9 +7,10 @@ import logging
 import time
 from collections.abc import Generator
 
-from chat import policy, wording
+from chat import wording
+from chat.assess import policy
+from chat.assess.evidence import mark_unsupported
 from chat.citations import clean_citations
-from chat.evidence import mark_unsupported
 from chat.extractive import extractive_answer
 from chat.llm import LlmUnavailable, Usage, temperature_for
 from chat.models import Message

@@ -3,9 +3,10 @@ partial notice, and "no such version" with the versions that exist as tiles."""
 
 from __future__ import annotations
 
-from chat import policy, wording
-from chat.answerability import Answerability
-from chat.evidence import words_in_no_document
+from chat import wording
+from chat.assess import policy
+from chat.assess.answerability import Answerability
+from chat.assess.evidence import words_in_no_document
 from chat.models import Message
 from chat.pipeline.guard import refusal_text
 from chat.pipeline.storing import store_sources

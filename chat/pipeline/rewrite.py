@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
+from chat.assess.policy import looks_like_refusal
 from chat.llm import LLM, LlmUnavailable
-from chat.policy import looks_like_refusal
 from chat.prompts import REWRITE_SYSTEM
 
 _FOLLOW_UP = re.compile(

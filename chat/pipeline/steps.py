@@ -12,9 +12,10 @@ from collections.abc import Generator
 
 from django.conf import settings
 
-from chat import moderation, policy, wording
-from chat.answerability import Answerability
-from chat.evidence import assess as assess_evidence
+from chat import moderation, wording
+from chat.assess import policy
+from chat.assess.answerability import Answerability
+from chat.assess.evidence import assess as assess_evidence
 from chat.models import Message
 from chat.pipeline import outcomes
 from chat.pipeline.answer import extractive, generate
@@ -132,7 +133,7 @@ def search(turn: Turn) -> Step:
 
 
 def assess(turn: Turn) -> Step:
-    """The answerability check of the reading on the best sources (chat.answerability)."""
+    """The answerability check of the reading on the best sources (chat.assess.answerability)."""
     turn.sources = build_sources(turn.result, question=turn.question)
     turn.check = assess_evidence(turn.reading, turn.sources, turn.result)
     if turn.check.decision == "refusal":

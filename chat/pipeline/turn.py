@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from chat.answerability import Answerability
+from chat.assess.answerability import Answerability
 from chat.llm import LLM
 from chat.models import Message
 from chat.prompting import PromptSource
