@@ -15,8 +15,8 @@ from typing import Any
 
 from django.conf import settings
 
-from chat import moderation
 from chat.models import AssistantProfile, Conversation
+from chat.moderation import rules as moderation
 from chat.pipeline import answer_now
 from chat.pipeline.guard import chat_enabled
 from chat.serialize import message_json

@@ -12,11 +12,12 @@ from collections.abc import Generator
 
 from django.conf import settings
 
-from chat import moderation, wording
+from chat import wording
 from chat.assess import policy
 from chat.assess.answerability import Answerability
 from chat.assess.evidence import assess as assess_evidence
 from chat.models import Message
+from chat.moderation import rules as moderation
 from chat.pipeline import outcomes
 from chat.pipeline.answer import extractive, generate
 from chat.pipeline.diff_answer import answer_from_diff
