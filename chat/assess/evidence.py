@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
+from chat.answer.citations import cited_numbers
 from chat.assess.answerability import Answerability, check
-from chat.citations import cited_numbers
 from knowledge.question import Question
 from knowledge.question.named import named_things
 from knowledge.retrieval.vocabulary import chunk_frequencies, common_names

@@ -3,7 +3,7 @@
 Staff keep the rules in the admin (``chat.models.ModerationRule``): each rule is a kind
 (credentials and secrets, personal data of colleagues, abuse, other), regular expressions and
 a list of words or phrases. A question matching an enabled rule is answered with the kind's
-fixed polite sentence in the question's language (``chat.wording``), never searched, never sent
+fixed polite sentence in the question's language (``chat.answer.wording``), never searched, never sent
 to an LLM, and journaled with the rule and the words that matched (``Message.moderation``).
 
 Matching reads the question as stored (personal data already redacted), with runs of blanks
@@ -18,7 +18,7 @@ with a warning (the admin refuses to save one).
 
 from __future__ import annotations
 
-from chat import wording
+from chat.answer import wording
 from chat.models import ModerationRule
 from chat.moderation.folding import fold
 from chat.moderation.match import Verdict, match_rule, normalise

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from chat.llm import LLM, get_llm
+from chat.answer.llm import LLM, get_llm
 from chat.models import Conversation, Message
 from chat.pipeline.events import Event
 from chat.pipeline.guard import redact

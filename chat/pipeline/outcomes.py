@@ -3,7 +3,7 @@ partial notice, and "no such version" with the versions that exist as tiles."""
 
 from __future__ import annotations
 
-from chat import wording
+from chat.answer import wording
 from chat.assess import policy
 from chat.assess.answerability import Answerability
 from chat.assess.evidence import words_in_no_document

@@ -12,7 +12,8 @@ from collections.abc import Generator
 
 from django.conf import settings
 
-from chat import wording
+from chat.answer import wording
+from chat.answer.prompting import build_sources
 from chat.assess import policy
 from chat.assess.answerability import Answerability
 from chat.assess.evidence import assess as assess_evidence
@@ -26,7 +27,6 @@ from chat.pipeline.guard import chat_enabled
 from chat.pipeline.rewrite import previous_query, standalone_question
 from chat.pipeline.turn import Final, Turn
 from chat.pipeline.versions import detect as detect_version_question
-from chat.prompting import build_sources
 from knowledge.embedding import get_embedder
 from knowledge.question import read
 from knowledge.retrieval.search import search as search_documents

@@ -7,7 +7,7 @@ import time
 from django.db import transaction
 from django.utils import timezone
 
-from chat.citations import cited_numbers
+from chat.answer.citations import cited_numbers
 from chat.models import Message, MessageSource
 from chat.pipeline.turn import Final, Turn
 from knowledge.queue import enqueue_on_commit

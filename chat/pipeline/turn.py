@@ -6,10 +6,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from chat.answer.llm import LLM
+from chat.answer.prompting import PromptSource
 from chat.assess.answerability import Answerability
-from chat.llm import LLM
 from chat.models import Message
-from chat.prompting import PromptSource
 from knowledge.question import Question
 from knowledge.retrieval.types import Filters, SearchResult
 

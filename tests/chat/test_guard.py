@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chat.citations import cited_numbers, clean_citations
+from chat.answer.citations import cited_numbers, clean_citations
 from chat.pipeline.guard import redact
 
 

@@ -14,7 +14,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from chat import wording
+from chat.answer import wording
 from chat.mcp.tools import call_tool
 from chat.models import Conversation, Message, ModerationRule
 from chat.moderation.rules import check
