@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from chat.moderation_match import pattern_problems
+from chat.moderation.match import pattern_problems
 from chat.querysets import MessageQuerySet
 
 DEFAULT_REFUSAL = "В документах базы знаний нет ответа на этот вопрос."
@@ -71,7 +71,7 @@ class ChatSettings(models.Model):
 class ModerationRule(models.Model):
     """A kind of request the portal refuses before anything else (no search, no LLM): matched
     by regular expressions and by lists of words or phrases that staff edit in the admin
-    (``chat.moderation``)."""
+    (``chat.moderation.rules``)."""
 
     class Kind(models.TextChoices):
         CREDENTIALS = "credentials", _("Credentials and secrets")

@@ -4,7 +4,7 @@ A message shows text of the documents it was answered from (its answer, quotes, 
 topics). A viewer may read it when they may read every one of those documents
 (``knowledge.querysets``: restricted sources, private ones); otherwise pages about it say that it
 is about a source they may not read, without its text. The asker is held to the same rule when
-their answer is shown again (``chat.presenting.readable_sources``).
+their answer is shown again (``chat.answer.presenting.readable_sources``).
 """
 
 from __future__ import annotations

@@ -16,10 +16,10 @@ from django.utils.html import escape
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from chat.guard import chat_enabled
+from chat.answer.presenting import turn_context
 from chat.models import AssistantProfile, ChatSettings, Conversation, Message
 from chat.pipeline import claim, start_message, stream_answer
-from chat.presenting import turn_context
+from chat.pipeline.guard import chat_enabled
 from portal import audit
 from portal.capacity import release_connection
 from portal.params import id_param

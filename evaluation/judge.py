@@ -13,10 +13,10 @@ from dataclasses import asdict, dataclass
 
 from django.conf import settings
 
-from chat.llm import LLM, LlmUnavailable, build_llm
-from chat.prompts import fence
+from chat.answer.llm import LLM, LlmUnavailable, build_llm
+from chat.answer.prompts import fence
 
-PROMPT_VERSION = "judge-2026-12-1"  # the texts are fenced (chat.prompts.fence)
+PROMPT_VERSION = "judge-2026-12-1"  # the texts are fenced (chat.answer.prompts.fence)
 
 PROMPT = """You are a strict grader of answers given by a company's document assistant.
 You get a QUESTION, the REFERENCE answer written by a person, the ANSWER to grade, and the
@@ -74,7 +74,7 @@ def judge_messages(question: str, reference: str, answer: str, sources: list[dic
         f"<<<{fence(str(s.get('quote', '')))}>>>"
         for s in sources
     )
-    # Every text between <<< and >>> is data: none of it can close its fence (chat.prompts).
+    # Every text between <<< and >>> is data: none of it can close its fence (chat.answer.prompts).
     user = USER.format(
         question=fence(question),
         reference=fence(reference),

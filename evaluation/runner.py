@@ -16,11 +16,11 @@ from pathlib import Path
 from django.conf import settings
 from django.utils import timezone
 
-from chat import prompts
-from chat.llm import get_llm
+from chat.answer import prompts
+from chat.answer.llm import get_llm
+from chat.answer.serialize import message_json
 from chat.models import Conversation
 from chat.pipeline import answer_now
-from chat.serialize import message_json
 from evaluation import judge as judging
 from evaluation import metrics
 from evaluation.cases import Case
@@ -68,7 +68,7 @@ def git_commit() -> str:
 
 
 def prompt_version() -> str:
-    """A short hash of the answering prompts (every text constant of ``chat.prompts``): two
+    """A short hash of the answering prompts (every text constant of ``chat.answer.prompts``): two
     runs with the same value were answered with the same instructions."""
     texts = sorted(
         (name, value)

@@ -12,7 +12,7 @@ import re
 
 from django.utils.translation import gettext as _
 
-from chat.llm import LLM, get_llm
+from chat.answer.llm import LLM, get_llm
 from knowledge.models import Chunk, Document, Source
 from scenarios import mindmap, questions
 from scenarios.corpus import corpus_for

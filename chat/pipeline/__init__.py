@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from chat.events import Event
-from chat.guard import redact
-from chat.llm import LLM, get_llm
+from chat.answer.llm import LLM, get_llm
 from chat.models import Conversation, Message
+from chat.pipeline.events import Event
+from chat.pipeline.guard import redact
 from chat.pipeline.steps import STEPS
-from chat.storing import finish
-from chat.turn import Final, Turn
+from chat.pipeline.storing import finish
+from chat.pipeline.turn import Final, Turn
 from knowledge.question import read
 
 __all__ = ["Final", "Turn", "answer_now", "claim", "start_message", "stream_answer"]

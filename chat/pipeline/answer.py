@@ -7,16 +7,18 @@ import logging
 import time
 from collections.abc import Generator
 
-from chat import outcomes, policy, wording
-from chat.citations import clean_citations
-from chat.events import Event
-from chat.evidence import mark_unsupported
-from chat.extractive import extractive_answer
-from chat.llm import LlmUnavailable, Usage, temperature_for
+from chat.answer import wording
+from chat.answer.citations import clean_citations
+from chat.answer.extractive import extractive_answer
+from chat.answer.llm import LlmUnavailable, Usage, temperature_for
+from chat.answer.prompting import build_messages
+from chat.assess import policy
+from chat.assess.evidence import mark_unsupported
 from chat.models import Message
-from chat.prompting import build_messages
-from chat.storing import mark_cited
-from chat.turn import Final, Turn
+from chat.pipeline import outcomes
+from chat.pipeline.events import Event
+from chat.pipeline.storing import mark_cited
+from chat.pipeline.turn import Final, Turn
 
 logger = logging.getLogger(__name__)
 

@@ -12,18 +12,21 @@ from collections.abc import Generator
 
 from django.conf import settings
 
-from chat import moderation, outcomes, policy, wording
-from chat.answerability import Answerability
-from chat.diff_answer import answer_from_diff
-from chat.events import Event
-from chat.evidence import assess as assess_evidence
-from chat.guard import chat_enabled
+from chat.answer import wording
+from chat.answer.prompting import build_sources
+from chat.assess import policy
+from chat.assess.answerability import Answerability
+from chat.assess.evidence import assess as assess_evidence
 from chat.models import Message
+from chat.moderation import rules as moderation
+from chat.pipeline import outcomes
 from chat.pipeline.answer import extractive, generate
-from chat.prompting import build_sources
-from chat.rewrite import previous_query, standalone_question
-from chat.turn import Final, Turn
-from chat.versions import detect as detect_version_question
+from chat.pipeline.diff_answer import answer_from_diff
+from chat.pipeline.events import Event
+from chat.pipeline.guard import chat_enabled
+from chat.pipeline.rewrite import previous_query, standalone_question
+from chat.pipeline.turn import Final, Turn
+from chat.pipeline.versions import detect as detect_version_question
 from knowledge.embedding import get_embedder
 from knowledge.question import read
 from knowledge.retrieval.search import search as search_documents
@@ -131,7 +134,7 @@ def search(turn: Turn) -> Step:
 
 
 def assess(turn: Turn) -> Step:
-    """The answerability check of the reading on the best sources (chat.answerability)."""
+    """The answerability check of the reading on the best sources (chat.assess.answerability)."""
     turn.sources = build_sources(turn.result, question=turn.question)
     turn.check = assess_evidence(turn.reading, turn.sources, turn.result)
     if turn.check.decision == "refusal":

@@ -132,7 +132,7 @@ class Rerank:
 
 @dataclass(frozen=True)
 class Clarify:
-    """When an answer asks back instead (``chat.policy``): documents about different things
+    """When an answer asks back instead (``chat.assess.policy``): documents about different things
     score alike for a short question."""
 
     # Set by hand, no benchmark recorded (37b902a).

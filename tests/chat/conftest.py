@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from chat.llm import OpenAICompatibleLLM
+from chat.answer.llm import OpenAICompatibleLLM
 from chat.models import Conversation
 from tests.conftest import CORPUS, ingest_folder
 from tests.llm_server import LlmTestServer

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chat.answerability import check
+from chat.assess.answerability import check
 from knowledge.question import read
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from chat.llm import OpenAICompatibleLLM
+from chat.answer.llm import OpenAICompatibleLLM
 from chat.models import Conversation, Message
 from chat.pipeline import answer_now
 from tests.llm_server import LlmTestServer

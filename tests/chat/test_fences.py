@@ -1,4 +1,4 @@
-"""One fence function (chat.prompts.fence) keeps text inside the data blocks of the prompts:
+"""One fence function (chat.answer.prompts.fence) keeps text inside the data blocks of the prompts:
 a closing tag in any case, spacing, width or with invisible characters inside cannot end the
 block, nor can <<< and >>>."""
 
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 def test_the_answers_prompt_fences_closing_tags_in_any_case_and_spacing(
     demo_kb, llm_server, settings, bob
 ):
-    from chat.llm import get_llm
+    from chat.answer.llm import get_llm
     from chat.models import Conversation
     from chat.pipeline import answer_now
 

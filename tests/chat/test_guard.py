@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from chat.citations import cited_numbers, clean_citations
-from chat.guard import redact
+from chat.answer.citations import cited_numbers, clean_citations
+from chat.pipeline.guard import redact
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from chat.mcp.tools import call_tool
-from chat.outcomes import refusal
+from chat.pipeline.outcomes import refusal
 from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.registration import register_file
 from knowledge.models import Document, Source

@@ -14,10 +14,10 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from chat import wording
+from chat.answer import wording
 from chat.mcp.tools import call_tool
 from chat.models import Conversation, Message, ModerationRule
-from chat.moderation import check
+from chat.moderation.rules import check
 from chat.pipeline import answer_now
 from portal.api_auth import create_token
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from chat.guard import refusal_text
 from chat.models import ChatSettings, Conversation, Message
 from chat.pipeline import answer_now
+from chat.pipeline.guard import refusal_text
 from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.registration import register_file
 from knowledge.models import Source
@@ -167,7 +167,7 @@ def test_a_heading_cannot_close_the_fenced_data_block(db, conversation, llm, llm
 def test_an_answer_that_repeats_the_system_instruction_is_replaced(
     db, conversation, llm, llm_server
 ):
-    from chat.prompts import SYSTEM_RULES
+    from chat.answer.prompts import SYSTEM_RULES
 
     source = Source.objects.create(name="Runbooks")
     registration = register_file(

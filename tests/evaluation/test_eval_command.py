@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from chat.llm import get_llm
+from chat.answer.llm import get_llm
 from chat.models import Conversation
 from chat.pipeline import answer_now
 from evaluation import judge as judging

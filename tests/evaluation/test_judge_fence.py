@@ -1,4 +1,4 @@
-"""The judge's prompt fences what it grades with the one fence function (chat.prompts.fence) keeps text inside the data blocks of the prompts:
+"""The judge's prompt fences what it grades with the one fence function (chat.answer.prompts.fence) keeps text inside the data blocks of the prompts:
 a closing tag in any case, spacing, width or with invisible characters inside cannot end the
 block, nor can <<< and >>>."""
 
@@ -25,7 +25,7 @@ def _judge_request(served_llm) -> str:
 def test_the_judge_fences_the_texts_it_grades(demo_kb, llm_server, settings, tmp_path):
     from django.core.management import call_command
 
-    from chat.llm import get_llm
+    from chat.answer.llm import get_llm
 
     settings.LLM_BASE_URL = settings.JUDGE_BASE_URL = llm_server.base_url
     settings.LLM_MODEL, settings.JUDGE_MODEL = "kb-test", "kb-judge"

@@ -25,9 +25,9 @@ ENTRY = "an entry point: Django's parts are imported once the settings are named
 
 # (module, what it imports inside a function, why): one line per import statement.
 ALLOWED_IN_FUNCTIONS = [
-    ("chat.llm", "httpx2", "the OpenAI-compatible backend, built only when an LLM is configured"),
-    ("chat.llm", "openai", "the LLM backend: a second and more to import; only when configured"),
-    ("chat.llm", "openai", "the backend's errors, described once the backend is loaded"),
+    ("chat.answer.llm", "httpx2", "the OpenAI-compatible backend, only when an LLM is configured"),
+    ("chat.answer.llm", "openai", "the LLM backend: over a second to import; only when configured"),
+    ("chat.answer.llm", "openai", "the backend's errors, described once the backend is loaded"),
     ("evaluation.apps", "evaluation.signals", "AppConfig.ready: receivers once the models load"),
     ("knowledge.apps", "knowledge.signals", "AppConfig.ready: receivers once the models load"),
     ("knowledge.apps", "knowledge.retrieval.weights", "AppConfig.ready: the weights read at start"),

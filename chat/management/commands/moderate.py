@@ -12,7 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext as _
 
-from chat.moderation import check, reply
+from chat.moderation.rules import check, reply
 
 
 class Command(BaseCommand):

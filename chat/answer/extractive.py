@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from chat import wording
+from chat.answer import wording
 from knowledge.question.named import named_words
 from knowledge.question.nlp import lemma
 from knowledge.tables import markdown_cells

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from chat.llm import LLM, LlmUnavailable
-from chat.policy import looks_like_refusal
-from chat.prompts import REWRITE_SYSTEM
+from chat.answer.llm import LLM, LlmUnavailable
+from chat.answer.prompts import REWRITE_SYSTEM
+from chat.assess.policy import looks_like_refusal
 
 _FOLLOW_UP = re.compile(
     r"^\s*(?:а|и|но|тогда|а\s+если|and|but|also|what about|how about)\b"

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from django.db.models import Q
 from django.urls import reverse
 
-from chat.extractive import Passage, best_quote
-from chat.prompts import PROFILE_BLOCK, SOURCE_ENTRY, SOURCES_BLOCK, SYSTEM_RULES, fence
-from chat.wording import language_of
+from chat.answer.extractive import Passage, best_quote
+from chat.answer.prompts import PROFILE_BLOCK, SOURCE_ENTRY, SOURCES_BLOCK, SYSTEM_RULES, fence
+from chat.answer.wording import language_of
 from knowledge.models import Chunk
 from knowledge.question.documents import stems
 from knowledge.retrieval.expand import expand

@@ -1,6 +1,4 @@
-"""A turn of the conversation as the pipeline's steps see it, and how it ends (outside the
-pipeline package: the modules the steps call (storing, outcomes, the diff answer) use it too, and
-importing it from the package would run the package's __init__, which imports those steps)."""
+"""A turn of the conversation as the pipeline's steps see it, and how it ends."""
 
 from __future__ import annotations
 
@@ -8,10 +6,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from chat.answerability import Answerability
-from chat.llm import LLM
+from chat.answer.llm import LLM
+from chat.answer.prompting import PromptSource
+from chat.assess.answerability import Answerability
 from chat.models import Message
-from chat.prompting import PromptSource
 from knowledge.question import Question
 from knowledge.retrieval.types import Filters, SearchResult
 

@@ -16,9 +16,9 @@ from difflib import SequenceMatcher
 
 import numpy as np
 
-from chat.citations import cited_numbers
-from chat.llm import LLM, LlmUnavailable
-from chat.prompts import CLASSIFY_SYSTEM, REFORMULATE_SYSTEM
+from chat.answer.citations import cited_numbers
+from chat.answer.llm import LLM, LlmUnavailable
+from chat.answer.prompts import CLASSIFY_SYSTEM, REFORMULATE_SYSTEM
 from knowledge.models import Chunk
 from knowledge.question import Question, nlp
 from knowledge.question.named import is_identifier, latin_names

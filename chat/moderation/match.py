@@ -1,7 +1,7 @@
 """How a moderation rule's text matches a question: plain text in, matchers out.
 
 A rule's patterns compiled, its terms one whole-word alternation, and the question normalised the
-way they are matched (``chat.moderation`` explains the rules). The model checks a rule's patterns
+way they are matched (``chat.moderation.rules`` explains the rules). The model checks a rule's patterns
 with it when staff save one; the moderation step matches questions with it.
 """
 

@@ -7,9 +7,9 @@ import time
 from django.db import transaction
 from django.utils import timezone
 
-from chat.citations import cited_numbers
+from chat.answer.citations import cited_numbers
 from chat.models import Message, MessageSource
-from chat.turn import Final, Turn
+from chat.pipeline.turn import Final, Turn
 from knowledge.queue import enqueue_on_commit
 
 # Named, not imported: the feedback app (a layer above chat) owns the topics of a turn.

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 from django.urls import reverse
 
-from chat import wording
-from chat.prompting import PromptSource
+from chat.answer import wording
+from chat.answer.prompting import PromptSource
 from knowledge.models import Document, DocumentVersion
 from knowledge.question import Question, mentions, read, refs
 from knowledge.versions.services import (

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Generator
 
-from chat import wording
-from chat.citations import clean_citations
-from chat.events import Event
-from chat.guard import refusal_text
-from chat.llm import LlmUnavailable, Usage, temperature_for
+from chat.answer import wording
+from chat.answer.citations import clean_citations
+from chat.answer.llm import LlmUnavailable, Usage, temperature_for
+from chat.answer.prompting import build_messages
 from chat.models import Message
-from chat.prompting import build_messages
-from chat.storing import mark_cited, store_sources
-from chat.turn import Final, Turn
-from chat.versions import diff_sources
+from chat.pipeline.events import Event
+from chat.pipeline.guard import refusal_text
+from chat.pipeline.storing import mark_cited, store_sources
+from chat.pipeline.turn import Final, Turn
+from chat.pipeline.versions import diff_sources
 
 
 def answer_from_diff(turn: Turn, comparison) -> Generator[Event, None, Final]:

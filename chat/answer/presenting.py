@@ -8,7 +8,7 @@ from django.utils.html import escape
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from chat.extractive import section_within
+from chat.answer.extractive import section_within
 from chat.models import Message
 from knowledge.models import Document
 from portal.markdown import render_markdown

@@ -3,11 +3,11 @@
 Staff keep the rules in the admin (``chat.models.ModerationRule``): each rule is a kind
 (credentials and secrets, personal data of colleagues, abuse, other), regular expressions and
 a list of words or phrases. A question matching an enabled rule is answered with the kind's
-fixed polite sentence in the question's language (``chat.wording``), never searched, never sent
+fixed polite sentence in the question's language (``chat.answer.wording``), never searched, never sent
 to an LLM, and journaled with the rule and the words that matched (``Message.moderation``).
 
 Matching reads the question as stored (personal data already redacted), with runs of blanks
-made one space and ё read as е; then once more with its disguises taken off (``chat.folding``:
+made one space and ё read as е; then once more with its disguises taken off (``chat.moderation.folding``:
 zero-width characters, look-alike letters of the other alphabet, fullwidth forms, digits for
 letters, letters spelled apart), so ``pаsswоrd`` with Cyrillic letters is read as ``password``. Patterns are searched case-insensitively; ``(?-i:...)`` turns
 case back on for a part, so ``(?-i:[А-ЯЁ][а-яё]+)`` matches a capitalised word such as a
@@ -18,10 +18,10 @@ with a warning (the admin refuses to save one).
 
 from __future__ import annotations
 
-from chat import wording
-from chat.folding import fold
+from chat.answer import wording
 from chat.models import ModerationRule
-from chat.moderation_match import Verdict, match_rule, normalise
+from chat.moderation.folding import fold
+from chat.moderation.match import Verdict, match_rule, normalise
 
 
 def check(question: str) -> Verdict | None:
@@ -30,7 +30,7 @@ def check(question: str) -> Verdict | None:
     text = normalise(question)
     if not text:
         return None
-    # The question as typed, then with its disguises taken off (chat.folding): zero-width
+    # The question as typed, then with its disguises taken off (chat.moderation.folding): zero-width
     # characters, look-alike letters, fullwidth forms, leetspeak, letters spelled apart.
     folded = normalise(fold(question))
     readings = [text] if folded == text else [text, folded]

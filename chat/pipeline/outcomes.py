@@ -3,13 +3,14 @@ partial notice, and "no such version" with the versions that exist as tiles."""
 
 from __future__ import annotations
 
-from chat import policy, wording
-from chat.answerability import Answerability
-from chat.evidence import words_in_no_document
-from chat.guard import refusal_text
+from chat.answer import wording
+from chat.assess import policy
+from chat.assess.answerability import Answerability
+from chat.assess.evidence import words_in_no_document
 from chat.models import Message
-from chat.storing import store_sources
-from chat.turn import Final
+from chat.pipeline.guard import refusal_text
+from chat.pipeline.storing import store_sources
+from chat.pipeline.turn import Final
 
 __all__ = ["no_such_version", "partial_notice", "refusal", "refusal_check", "store_sources"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from chat.answerability import Answerability, check
-from chat.citations import cited_numbers
+from chat.answer.citations import cited_numbers
+from chat.assess.answerability import Answerability, check
 from knowledge.question import Question
 from knowledge.question.named import named_things
 from knowledge.retrieval.vocabulary import chunk_frequencies, common_names
@@ -22,7 +22,7 @@ MARK = " ⚠"
 
 def assess(question: Question, sources, result) -> Answerability:
     """The answerability check of the question's reading on the best sources (see
-    chat.answerability), with the knowledge base's vocabulary as the user may read it."""
+    chat.assess.answerability), with the knowledge base's vocabulary as the user may read it."""
     evidence = [s.text for s in sources[:EVIDENCE_SOURCES]]
     best = result.hits[0].score if result.hits else None
     words = [t.lemma for t in question.key_terms]

@@ -1,0 +1,1 @@
+"""Deciding whether and how to answer: the answerability check, the evidence, the answer policy."""

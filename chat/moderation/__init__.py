@@ -1,0 +1,1 @@
+"""Moderation: prohibited requests refused before any search or LLM, and how rules match."""
