@@ -7,8 +7,9 @@ moderate -> switch -> rewrite -> versions -> search -> assess -> clarify -> answ
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 
 from django.conf import settings
 
@@ -36,7 +37,19 @@ from knowledge.retrieval.types import Filters
 Step = Generator[Event, None, Final | None]
 
 
-def moderate(turn: Turn) -> Step:
+def silent(step: Callable[[Turn], Final | None]) -> Callable[[Turn], Step]:
+    """A step with nothing to say while it works, made the generator every step is."""
+
+    @functools.wraps(step)
+    def run(turn: Turn) -> Step:
+        yield from ()
+        return step(turn)
+
+    return run
+
+
+@silent
+def moderate(turn: Turn) -> Final | None:
     """A prohibited request: the rule's fixed polite sentence, nothing searched, no LLM."""
     verdict = moderation.check(turn.question)
     if verdict is None:
@@ -45,18 +58,18 @@ def moderate(turn: Turn) -> Step:
     turn.message.topic_kind = Message.TopicKind.MODERATED
     turn.check = Answerability(decision="refusal", reason=f"moderation: {verdict.rule}")
     return Final(moderation.reply(verdict, turn.question), Message.Outcome.REFUSAL)
-    yield  # a generator, like every step
 
 
-def switch(turn: Turn) -> Step:
+@silent
+def switch(turn: Turn) -> Final | None:
     """The kill switch: staff (or the environment) turned the chat off."""
     if chat_enabled():
         return None
     return Final(wording.say("chat_off", turn.language), Message.Outcome.ERROR)
-    yield
 
 
-def rewrite(turn: Turn) -> Step:
+@silent
+def rewrite(turn: Turn) -> Final | None:
     """The question to search: a tile's reformulation, or the question made standalone with
     the conversation's history (a follow-up with a pronoun)."""
     tick = time.perf_counter()
@@ -68,7 +81,6 @@ def rewrite(turn: Turn) -> Step:
     turn.lap("rewrite_ms", tick)
     turn.filters = _filters(message, turn.source_ids)
     return None
-    yield
 
 
 def versions(turn: Turn) -> Step:
@@ -133,7 +145,8 @@ def search(turn: Turn) -> Step:
     return None
 
 
-def assess(turn: Turn) -> Step:
+@silent
+def assess(turn: Turn) -> Final | None:
     """The answerability check of the reading on the best sources (chat.assess.answerability)."""
     turn.sources = build_sources(turn.result, question=turn.question)
     turn.check = assess_evidence(turn.reading, turn.sources, turn.result)
@@ -142,10 +155,10 @@ def assess(turn: Turn) -> Step:
         # canonical sentence, as for a search that found nothing.
         return _refusal(turn)
     return None
-    yield
 
 
-def clarify(turn: Turn) -> Step:
+@silent
+def clarify(turn: Turn) -> Final | None:
     """Documents about different things score alike: ask back with tiles. A follow-up has its
     topic from the conversation, and a question whose evidence lacks what it asks is a partial
     answer, not an ambiguity: neither is asked back."""
@@ -165,7 +178,6 @@ def clarify(turn: Turn) -> Step:
         Message.Outcome.CLARIFICATION,
         tiles=tuple(t.as_dict() for t in tiles),
     )
-    yield
 
 
 def answer(turn: Turn) -> Step:

@@ -196,7 +196,7 @@ class Command(BaseCommand):
                     return
             time.sleep(0.5)
 
-    def _on_signal(self, signum: int, frame: object) -> None:
+    def _on_signal(self, _signum: int, _frame: object) -> None:
         if self._stopping:
             return
         self._stopping = True
