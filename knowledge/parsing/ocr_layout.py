@@ -25,7 +25,7 @@ import pymupdf
 
 from knowledge.parsing.ocr import OcrLine, OcrPage
 from knowledge.parsing.pdf_grid import Grid, clean_grid, is_value
-from knowledge.parsing.pdf_tables import HEADER_GAP, PageTable, Word, header_band, same_row
+from knowledge.parsing.pdf_tables import PageTable, Word, header_band, same_row
 from knowledge.parsing.pdf_text import Line, body_size
 
 SHORT_PIECE = 3  # words: a piece this short is a table column's, not a column of prose
@@ -91,15 +91,10 @@ def page_layout(page: OcrPage) -> tuple[list[Line], list[PageTable]]:
         row.cells = _cells(row)
     tables: list[PageTable] = []
     covered: set[int] = set()
-    runs = _table_runs(rows)
-    boxes = [_bbox(rows[first : last + 1]) for first, last in runs]
-    inside = {i for first, last in runs for i in range(first, last + 1)}
-    for (first, last), bbox in zip(runs, boxes, strict=True):
-        # Tesseract may read a table's column headers after its rows (another text area): the
-        # header search takes the rows above the table by position, not by reading order, and
-        # stops at the nearest table above it.
-        ceiling = max((b.y1 for b in boxes if b.y1 <= bbox.y0 + 1), default=0.0)
-        words = _words([r for i, r in enumerate(rows) if i not in inside], bbox)
+    words = _words(rows)
+    for first, last in _table_runs(rows):
+        # The header search above a table stops at the table above it.
+        ceiling = max((t.bbox.y1 for t in tables), default=0.0)
         table = _table(rows, first, last, words, ceiling)
         if table is not None:
             tables.append(table)
@@ -171,20 +166,13 @@ def _height(words: list[tuple[pymupdf.Rect, str]]) -> float:
 
 
 def _row_mates(row: _Row, other: _Row) -> bool:
-    """Pieces of one visual row from different text areas, one of them a table's short cell or
-    its figures only ("Total cost of sales" beside "45,384 47,074 165,066 171,495")."""
+    """Pieces of one visual row from different text areas, one of them a table's short cell."""
     if row.blocks & other.blocks:
         return False
     a, b = row.rect, other.rect
     if not same_row(a, b) or min(a.x1, b.x1) > max(a.x0, b.x0):
         return False
-    if min(len(row.words), len(other.words)) <= SHORT_PIECE:
-        return True
-    return _figures_only(row) or _figures_only(other)
-
-
-def _figures_only(row: _Row) -> bool:
-    return all(is_value(t) or t in _CURRENCY or t == "%" for _, t in row.words)
+    return min(len(row.words), len(other.words)) <= SHORT_PIECE
 
 
 def _cells(row: _Row) -> list[_Cell]:
@@ -242,7 +230,9 @@ def _table(
     columns = _columns(run)
     if len(columns) < 2:
         return None
-    bbox = _bbox(run)
+    bbox = pymupdf.Rect(run[0].rect)
+    for row in run[1:]:
+        bbox |= row.rect
     grid: Grid = []
     for index, row in enumerate(run):
         cells = _place(row, columns)
@@ -252,7 +242,8 @@ def _table(
             follower.cells[0].text = f"{row.text} {follower.cells[0].text}"
             continue
         grid.append(cells)
-    band = header_band(words, bbox, columns, ceiling)
+    above = [w for w in words if w[5] < first]  # the header band looks above the table only
+    band = header_band(above, bbox, columns, ceiling)
     cleaned = clean_grid(band.header + band.data + grid, len(band.header))
     if cleaned is None:
         return None
@@ -297,43 +288,14 @@ def _place(row: _Row, columns: list[tuple[float, float]]) -> list[str | None]:
     return list(cells)
 
 
-def _bbox(run: list[_Row]) -> pymupdf.Rect:
-    bbox = pymupdf.Rect(run[0].rect)
-    for row in run[1:]:
-        bbox |= row.rect
-    return bbox
-
-
-def _words(rows: list[_Row], bbox: pymupdf.Rect) -> list[Word]:
-    """The cells of the rows above ``bbox`` as words for ``header_band``, which groups pieces
-    by (block, line): here (row, cell), so a header's pieces over different columns stay apart.
-
-    A header spanning several columns ("Three Months Ended" over "July 1, 2023" and "June 25,
-    2022") is centred over them and often narrower than the figures under them, so it would
-    name only the column it overlaps most. A text layer's ruled grid gives it every column it
-    spans; here a header piece over two or more pieces of the header line just below it is
-    widened to their extent (lowest line first, so a header over spanning headers spans all).
-    """
-    above = sorted(
-        (row for row in rows if row.rect.y1 <= bbox.y0 + 1 and row.cells),
-        key=lambda row: -row.rect.y1,
-    )
-    spans: list[list[pymupdf.Rect]] = []
-    for index, row in enumerate(above):
-        rects = [pymupdf.Rect(cell.rect) for cell in row.cells]
-        below = spans[-1] if spans else []
-        if index and _gap(row, above[index - 1]) > HEADER_GAP:
-            below = []
-        for rect in rects:
-            under = [b for b in below if min(rect.x1, b.x1) > max(rect.x0, b.x0)]
-            if len(under) >= 2:
-                rect.x0 = min(rect.x0, *(b.x0 for b in under))
-                rect.x1 = max(rect.x1, *(b.x1 for b in under))
-        spans.append(rects)
+def _words(rows: list[_Row]) -> list[Word]:
+    """Every row's cells as words for ``header_band``, which groups pieces by (block, line):
+    here (row, cell), so a header's pieces over different columns stay apart."""
     out: list[Word] = []
-    for r, (row, rects) in enumerate(zip(above, spans, strict=True)):
-        for c, (cell, rect) in enumerate(zip(row.cells, rects, strict=True)):
-            out.append((rect.x0, cell.rect.y0, rect.x1, cell.rect.y1, cell.text, r, c, 0))
+    for r, row in enumerate(rows):
+        for c, cell in enumerate(row.cells):
+            x0, y0, x1, y1 = cell.rect
+            out.append((x0, y0, x1, y1, cell.text, r, c, 0))
     return out
 
 
