@@ -145,7 +145,8 @@ def check(
     refused = _vocabulary(question, terms, focus, vocabulary, result)
     if refused:
         return result
-    passages = split_passages(evidence)
+    texts = [_split(text) for text in _budgeted(evidence)]
+    passages = [p for own in texts for p in own]
     matcher = _Matcher(passages)
     result.focus_found = [f for f in focus if matcher.anywhere(f)]
     topic = _topic(question, focus)
@@ -168,7 +169,7 @@ def check(
     if kinds:
         # A question that points back ("такая сборка") is read with what it points at; so
         # is the text: a sentence with the sentences before it ("Обычно она занимает час").
-        read = windows(evidence) if question.focus.anaphoric else passages
+        read = windows(texts) if question.focus.anaphoric else passages
         anchors = _anchor_passages(question, focus, terms, vocabulary, read, matcher)
         missing = [k for k in kinds if not any(_holds_value(question, p, k) for p in anchors)]
         result.fact_found = not missing
@@ -224,17 +225,11 @@ def _partial(result: Answerability, reason: str) -> Answerability:
     return result
 
 
-def split_passages(evidence: Sequence[str]) -> list[Passage]:
-    """Sentences, and table rows each with its header row, of the evidence texts."""
-    return [p for text in _budgeted(evidence) for p in _split(text)]
-
-
-def windows(evidence: Sequence[str], size: int = WINDOW) -> list[Passage]:
-    """Each sentence (or table row) of the evidence with the ``size - 1`` before it in the same
-    text: what a sentence that points back ("она", "такой") speaks of."""
+def windows(texts: Sequence[Sequence[Passage]], size: int = WINDOW) -> list[Passage]:
+    """Each passage of each text with the ``size - 1`` before it in the same text: what a
+    sentence that points back ("она", "такой") speaks of."""
     out = []
-    for text in _budgeted(evidence):
-        own = _split(text)
+    for own in texts:
         for i in range(len(own)):
             group = own[max(0, i - size + 1) : i + 1]
             lemmas = frozenset().union(*(p.lemmas for p in group))
