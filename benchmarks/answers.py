@@ -7,8 +7,11 @@ goes through ``chat.pipeline.answer_now``, the service behind ``manage.py ask --
 without an LLM, as the command line's staff user.
 
 Printed per group: answered / partial / refused / clarified, and what counts as right: an
-answerable question answered *fully* with a gold document among the sources (a partial answer
-to it is a false gap, counted apart); a trick question refused, partial or asked back; an
+answerable question answered *fully* with a gold document among the sources the answer cites (a
+partial answer to it is a false gap, counted apart; "among all the sources", the figure before
+2026-12-03, is printed beside it); the **key fact shown**: the answer's text holds the snippets
+the set's notes list as verified in the gold document (all of them, and at least one), and the
+answer's length; a trick question refused, partial or asked back; an
 out-of-domain question refused; a version question answered from the diff of exactly the pair
 asked, or, for a version that does not exist, said so with the versions that exist as tiles
 (a diff of another pair is wrong).
@@ -82,6 +85,7 @@ def evaluate(items: list[dict], show: bool) -> dict:
     documents, versions = gold_keys()
     outcomes: dict[str, Counter] = defaultdict(Counter)
     gold_any: Counter = Counter()
+    gold_cited: Counter = Counter()
     gold_first: Counter = Counter()
     pairs: Counter = Counter()
     latencies: list[float] = []
@@ -96,11 +100,23 @@ def evaluate(items: list[dict], show: bool) -> dict:
         gold = set(item.get("gold_docs") or [])
         row = {"id": item.get("id", ""), "group": group, "outcome": outcome, "ok": True}
         row["answerability"] = payload.get("answerability") or {}
+        row["answer"] = payload["answer"]
+        row["sources"] = [
+            (documents.get(s["document_id"], ""), s["heading"], s["cited"])
+            for s in payload["sources"]
+        ]
         if group == "answerable":
             hit = bool(gold & set(cited_docs))
+            quoted = {documents.get(s["document_id"], "") for s in payload["sources"] if s["cited"]}
             gold_any[hit] += 1
+            gold_cited[bool(gold & quoted)] += 1
             gold_first[bool(cited_docs) and cited_docs[0] in gold] += 1
-            row["ok"] = outcome == "answered" and hit
+            facts = metrics.key_facts(item.get("notes") or "")
+            row["facts"] = len(facts)
+            row["facts_shown"] = metrics.facts_shown(payload["answer"], facts)
+            row["length"] = len(payload["answer"])
+            row["gold_any"] = outcome == "answered" and hit
+            row["ok"] = outcome == "answered" and bool(gold & quoted)
         elif group == "version":
             used = [versions.get(s["version_id"], "") for s in payload["sources"][1:3]]
             verdict = (
@@ -134,6 +150,7 @@ def evaluate(items: list[dict], show: bool) -> dict:
     return {
         "outcomes": {g: dict(c) for g, c in outcomes.items()},
         "gold_any": gold_any,
+        "gold_cited": gold_cited,
         "gold_first": gold_first,
         "pairs": pairs,
         "latencies": latencies,
@@ -154,8 +171,10 @@ def report(result: dict) -> None:
     n = sum(result["gold_any"].values())
     if n:
         print(
-            f"\nanswerable: a gold document among the sources {result['gold_any'][True] / n:.1%},"
-            f" as the first source {result['gold_first'][True] / n:.1%}"
+            f"\nanswerable: a gold document among the sources the answer cites "
+            f"{result['gold_cited'][True] / n:.1%}, among all its sources "
+            f"{result['gold_any'][True] / n:.1%}, as the first source "
+            f"{result['gold_first'][True] / n:.1%}"
         )
     n = sum(result["pairs"].values())
     if n:
@@ -174,11 +193,28 @@ def report(result: dict) -> None:
     answerable = [r for r in rows if r["group"] == "answerable"]
     if answerable:
         right = sum(r["ok"] for r in answerable) / len(answerable)
+        old = sum(r["gold_any"] for r in answerable) / len(answerable)
         gaps = sum(r["outcome"] == "partial" for r in answerable) / len(answerable)
         print(
-            f"answerable answered fully with a gold document among the sources {right:.1%} "
-            f"(false gaps, a partial answer to an answerable question: {gaps:.1%})"
+            f"answerable answered fully with a gold document among the cited sources {right:.1%}"
+            f" (among all the sources {old:.1%}; false gaps, a partial answer to an answerable "
+            f"question: {gaps:.1%})"
         )
+        with_facts = [r for r in answerable if r["facts"]]
+        if with_facts:
+            m = len(with_facts)
+            shown_any = sum(r["facts_shown"] > 0 for r in with_facts)
+            shown_all = sum(r["facts_shown"] == r["facts"] for r in with_facts)
+            print(
+                f"key fact shown (the answer's text holds the verified snippets): at least one "
+                f"{shown_any}/{m} = {shown_any / m:.1%}, all {shown_all}/{m} = {shown_all / m:.1%}"
+            )
+        lengths = [r["length"] for r in answerable if r["outcome"] == "answered"]
+        if lengths:
+            print(
+                f"answer length (answered answerable questions): median "
+                f"{percentile(lengths, 50):.0f} characters, p90 {percentile(lengths, 90):.0f}"
+            )
     for group, wanted in (
         ("trick", "refused, partial or asked back"),
         ("out_of_domain", "refused"),

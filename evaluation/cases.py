@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evaluation.metrics import key_facts
 from evaluation.models import RegressionCase
 
 GROUPS = ("answerable", "trick", "out_of_domain", "version", "refusal", "clarification")
@@ -37,6 +38,7 @@ class Case:
     reference: str = ""
     style: str = ""
     section: str = ""
+    facts: tuple[str, ...] = ()  # snippets verified in the gold document (the set's notes)
     extra: dict = field(default_factory=dict, compare=False)
 
 
@@ -69,6 +71,7 @@ def case_from_line(data: dict, *, default_id: str) -> Case:
         reference=reference,
         style=str(data.get("style") or ""),
         section=str(data.get("gold_section") or ""),
+        facts=tuple(key_facts(str(data.get("notes") or ""))),
     )
 
 

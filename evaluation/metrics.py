@@ -24,6 +24,9 @@ DIRECTION = {
     "answerable.right": 1,
     "answerable.false_gap": -1,
     "answerable.gold_any": 1,
+    "answerable.gold_cited": 1,
+    "answerable.fact_any": 1,
+    "answerable.fact_all": 1,
     "answerable.recall@1": 1,
     "answerable.recall@5": 1,
     "trick.refused_or_partial": 1,
@@ -70,6 +73,35 @@ def gold_rank(source_documents: Sequence[Iterable[str]], gold: Iterable[str]) ->
     return None
 
 
+# "Verified: snippets 'A'; 'B' found verbatim ..." in a question's notes (kb_dev, kb_dev2).
+_SNIPPETS = re.compile(r"snippets? (.*?) found verbatim", re.DOTALL)
+_QUOTED = re.compile(r"'(.+?)'(?=\s*(?:[;,]|$))")
+_MARKUP = re.compile(r"[*_`#>]+")
+_EMPTY_CELLS = re.compile(r"\|(?:\s*\|)+")
+_DASHES = str.maketrans({"\u2013": "-", "\u2014": "-", "\u2212": "-", "\u00a0": " ", "ё": "е"})
+
+
+def key_facts(notes: str) -> list[str]:
+    """The snippets a question's notes say were verified in its gold document: the key facts
+    an answer must show (empty when the notes list none)."""
+    found = _SNIPPETS.search(notes or "")
+    return _QUOTED.findall(found.group(1)) if found else []
+
+
+def normalised(text: str) -> str:
+    """Text compared for a key fact: case, dashes, "ё", Markdown emphasis and heading marks,
+    whitespace and empty table cells (a merged cell of a Word table leaves some) do not
+    count."""
+    text = _MARKUP.sub(" ", (text or "").casefold().translate(_DASHES))
+    return " ".join(_EMPTY_CELLS.sub("|", text).split())
+
+
+def facts_shown(answer: str, facts: Sequence[str]) -> int:
+    """How many of ``facts`` the answer's text holds (``normalised`` both)."""
+    shown = normalised(answer)
+    return sum(normalised(fact) in shown for fact in facts)
+
+
 def citations_valid(answer: str, numbers: Iterable[int]) -> bool:
     """Every ``[n]`` of the answer points at a source that was in its context."""
     known = set(numbers)
@@ -94,7 +126,8 @@ def version_pair(
 
 def is_ok(group: str, outcome: str, *, gold_rank: int | None, has_gold: bool, pair: str) -> bool:
     """Did the portal do what the set expects of this group? An answerable question only when
-    answered fully with a gold document among the sources: a partial answer to it ("not
+    answered fully with a gold document among the sources (pass the rank among the sources
+    the answer cites: what the user reads): a partial answer to it ("not
     stated") is a false gap, not a success; a trick question refused, partial or asked back."""
     if group == "answerable":
         return outcome == "answered" and (gold_rank is not None or not has_gold)
@@ -141,6 +174,15 @@ def summarize(rows: Sequence[Mapping]) -> dict:
             headline["answerable.recall@5"] = _share(
                 sum(r is not None and r <= 5 for r in ranks), m
             )
+            headline["answerable.gold_cited"] = _share(
+                sum(bool(r.get("gold_cited")) for r in with_gold), m
+            )
+        with_facts = [r for r in answerable if r.get("facts")]
+        if with_facts:
+            m = len(with_facts)
+            shown = [(r.get("facts_shown") or 0, len(r["facts"])) for r in with_facts]
+            headline["answerable.fact_any"] = _share(sum(s > 0 for s, _ in shown), m)
+            headline["answerable.fact_all"] = _share(sum(s == n for s, n in shown), m)
     shares = {
         "trick": ("refused_or_partial", ("refused", "partial", "clarified")),
         "out_of_domain": ("refused", ("refused",)),

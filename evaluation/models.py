@@ -121,6 +121,15 @@ class EvalResult(models.Model):
         max_length=10, blank=True, help_text=_("Version questions: exact/other/none")
     )
     citations_valid = models.BooleanField(default=True)
+    gold_cited = models.BooleanField(
+        default=False, help_text=_("A gold document is among the sources the answer cites.")
+    )
+    facts = models.JSONField(
+        default=list, blank=True, help_text=_("Key facts: snippets verified in the gold document.")
+    )
+    facts_shown = models.PositiveSmallIntegerField(
+        default=0, help_text=_("How many of the key facts the answer's text holds.")
+    )
     ok = models.BooleanField(default=False, help_text=_("Did what the set expects of its group."))
     latency_ms = models.FloatField(default=0.0)
     timings = models.JSONField(default=dict, blank=True, help_text=_("The answer's stage timings."))

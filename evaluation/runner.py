@@ -144,6 +144,9 @@ def measure(case: Case, payload: dict, keys: KeyIndex) -> dict:
     sources = payload["sources"]
     outcome = metrics.outcome_of(payload)
     rank = metrics.gold_rank([keys.document_keys(s["document_id"], gold) for s in sources], gold)
+    # What the user reads: a gold document counts among the sources the answer cites.
+    cited = [keys.document_keys(s["document_id"], gold) for s in sources if s.get("cited")]
+    cited_rank = metrics.gold_rank(cited, gold)
     pair = (
         metrics.version_pair(
             payload["mode"],
@@ -180,11 +183,16 @@ def measure(case: Case, payload: dict, keys: KeyIndex) -> dict:
             for s in sources
         ],  # fmt: skip
         "gold_rank": rank,
+        "gold_cited": cited_rank is not None,
+        "facts": list(case.facts),
+        "facts_shown": metrics.facts_shown(payload["answer"], case.facts),
         "pair": pair,
         "citations_valid": metrics.citations_valid(
             payload["answer"], [s["number"] for s in sources]
         ),
-        "ok": metrics.is_ok(case.group, outcome, gold_rank=rank, has_gold=bool(gold), pair=pair),
+        "ok": metrics.is_ok(
+            case.group, outcome, gold_rank=cited_rank, has_gold=bool(gold), pair=pair
+        ),
     }
 
 
@@ -272,8 +280,8 @@ def run_cases(
 def finish_run(run: EvalRun, status: str) -> EvalRun:
     """Compute and store the run's figures from its stored results."""
     rows = list(
-        run.results.values("group", "outcome", "gold", "gold_rank", "pair", "citations_valid",
-                           "ok", "judge", "latency_ms")
+        run.results.values("group", "outcome", "gold", "gold_rank", "gold_cited", "facts",
+                           "facts_shown", "pair", "citations_valid", "ok", "judge", "latency_ms")
     )  # fmt: skip
     run.metrics = metrics.summarize(rows)
     latencies = sorted(r["latency_ms"] for r in rows)

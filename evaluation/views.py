@@ -24,10 +24,13 @@ from portal import audit
 from portal.params import id_param
 
 HEADLINE_LABELS = {
-    "answerable.right": _("Answerable: answered fully, from a gold document"),
+    "answerable.right": _("Answerable: answered fully, citing a gold document"),
     "answerable.answered": _("Answerable: answered fully"),
     "answerable.false_gap": _("Answerable: false gap (a partial answer)"),
-    "answerable.gold_any": _("Answerable: gold document cited"),
+    "answerable.fact_any": _("Answerable: key fact shown (at least one)"),
+    "answerable.fact_all": _("Answerable: key facts shown (all)"),
+    "answerable.gold_cited": _("Answerable: gold document cited"),
+    "answerable.gold_any": _("Answerable: gold document among the sources"),
     "answerable.recall@1": _("Answerable: gold first"),
     "answerable.recall@5": _("Answerable: gold in top 5"),
     "trick.refused_or_partial": _("Trick: refused or partial"),
