@@ -10,11 +10,13 @@ So the Versions pages and version-aware answers, Russian and English, have somet
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
 
+from knowledge.embedding import build_second_embedder
 from knowledge.ingest.batch import (
     Planned,
     document_key,
@@ -24,6 +26,7 @@ from knowledge.ingest.batch import (
 )
 from knowledge.ingest.many import ingest_versions
 from knowledge.ingest.registration import get_or_create_source
+from knowledge.ingest.second import fill_second_vectors
 from knowledge.models import Source
 
 
@@ -147,4 +150,6 @@ def ingest_demo_now(root: Path | None = None, progress=None) -> int:
             progress(names[result.version_id], ended, len(names))
 
     ingest_versions(list(names), done=done)
+    # What the workers do after each version, here at the end, on every core.
+    fill_second_vectors(build_second_embedder(threads=os.cpu_count()))
     return len(plans)

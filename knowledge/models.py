@@ -442,6 +442,31 @@ class Chunk(models.Model):
         return " › ".join(self.heading_path)
 
 
+class ChunkVector(models.Model):
+    """A chunk's second vectors: multilingual-e5-small's reading of each of its units (its
+    sentences, list items and table rows: ``knowledge.units``), made by a follow-up task once
+    the version is searchable on its words and first vector (``knowledge.ingest.second``).
+
+    Search reads them for its candidates (how close the chunk's best sentence is to the
+    question), the answer check for whether anything found is close enough to answer, and the
+    extractive answer for the sentence to quote. ``units_key`` says which cutting of the text
+    they belong to: vectors of another cutting are not read. They live beside the chunk, not
+    in its row: adding them later rewrites none of the chunk's indexes.
+    """
+
+    chunk = models.OneToOneField(
+        Chunk, primary_key=True, on_delete=models.CASCADE, related_name="second_vector"
+    )
+    model_id = models.CharField(max_length=200)
+    cutting = models.PositiveSmallIntegerField(default=1)  # knowledge.units.CUTTING
+    units_key = models.CharField(max_length=40)  # SHA-1 of the units' texts, in order
+    count = models.PositiveIntegerField(default=0)
+    vectors = models.BinaryField()  # float16, count x dimensions, row-major
+
+    def __str__(self) -> str:
+        return f"{self.chunk_id} ({self.model_id}, {self.count} units)"
+
+
 class TermStat(models.Model):
     """Document frequency of a lexeme over one source's searchable chunks (BM25's IDF).
 

@@ -13,6 +13,7 @@ from portal.celery import app
 
 INGEST_VERSION = "knowledge.ingest_version"
 SYNC_SOURCE = "knowledge.sync_source"
+FILL_SECOND_VECTORS = "knowledge.fill_second_vectors"
 
 
 def enqueue_on_commit(task: str, *args: object, **kwargs: object) -> None:

@@ -13,6 +13,7 @@ from django.db.models import Prefetch, Q
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from knowledge.ingest import second
 from knowledge.ingest.registration import register_file
 from knowledge.models import Document, DocumentVersion, Source
 from knowledge.queue import INGEST_VERSION, enqueue_on_commit
@@ -62,6 +63,12 @@ def document_rows(user, *, source_id: str = "", query: str = "") -> list[Documen
             )
         )
     return rows
+
+
+def second_vectors(user) -> second.Progress | None:
+    """How far the second vectors of the sources the user may read have got (None: off)."""
+    visible = Source.objects.visible_to(user).values_list("pk", flat=True)
+    return second.progress(list(visible))
 
 
 def status_counts(rows: list[DocumentRow]) -> dict[str, int]:

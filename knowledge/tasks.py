@@ -9,6 +9,7 @@ from django.db import InterfaceError, OperationalError
 from knowledge.ingest.dropfolder import sync_drop_folder
 from knowledge.ingest.maintenance import requeue_stalled_versions
 from knowledge.ingest.pipeline import ingest_version
+from knowledge.ingest.second import fill_second_vectors
 from knowledge.models import DocumentVersion, Source
 from knowledge.sources.schedule import queue_due_syncs
 from knowledge.sources.sync import sync_source
@@ -45,6 +46,26 @@ def recover_stalled_versions() -> int:
     if ids:
         logger.info("re-enqueued %d stalled versions", len(ids))
     return len(ids)
+
+
+# Seconds one run of the second vectors' task works before it queues its follow-up: a backlog
+# (a new knowledge base, a new model) is filled in turns, and ingests queued meanwhile run
+# between them.
+SECOND_VECTORS_TURN = 60
+
+
+@app.task(name="knowledge.fill_second_vectors", ignore_result=True, acks_late=True)
+def fill_second_vectors_task() -> int:
+    """Give searchable chunks their second vector (``knowledge.ingest.second``), in batches that
+    two workers never share; queued when a version is ready and by the beat."""
+    try:
+        done, more = fill_second_vectors(budget=SECOND_VECTORS_TURN)
+    except (OperationalError, InterfaceError):
+        logger.warning("second vectors: the database went away; the beat queues them again")
+        return 0
+    if more:
+        fill_second_vectors_task.delay()
+    return done
 
 
 @app.task(name="knowledge.scan_drop_folder", ignore_result=True)

@@ -52,9 +52,12 @@ def documents(request: HttpRequest) -> HttpResponse:
     source_id = request.GET.get("source") or ""
     query = request.GET.get("q", "").strip()
     rows = services.document_rows(request.user, source_id=source_id, query=query)
+    meaning = services.second_vectors(request.user)
     context = {
         "rows": rows,
-        "active": any(r.version and r.version.is_active or r.pending for r in rows),
+        "second_vectors": meaning,
+        "active": any(r.version and r.version.is_active or r.pending for r in rows)
+        or bool(meaning and not meaning.complete),
         "sources": Source.objects.visible_to(request.user),
         "source_id": source_id,
         "query": query,

@@ -117,6 +117,7 @@ class WorkerProcess:
         concurrency: int = 1,
         log_dir: Path | None = None,
         queues: str = "",  # e.g. "ingest"; empty: every queue
+        second_vectors: bool = False,
     ) -> None:
         self.name = name
         self.log_path = (log_dir or ARTIFACTS / "logs") / f"worker-{name}.log"
@@ -143,7 +144,9 @@ class WorkerProcess:
                 *(["--queues", queues] if queues else []),
             ],
             cwd=ROOT,
-            env=subprocess_env(),
+            # Reading every unit of a document with e5 takes about a second of CPU per chunk:
+            # the workers of the tests leave it out but in the tests of the second vectors.
+            env=subprocess_env(**({} if second_vectors else {"KB_SECOND_EMBEDDER": "none"})),
             stdout=self._log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -324,9 +327,11 @@ def demo_kb(django_db_setup, django_db_blocker):
     pytest-django runs those after all the others, so they cannot see it anyway.
     """
     from knowledge.demo import DEMO_SOURCES, plan_source
+    from knowledge.embedding import build_second_embedder
     from knowledge.ingest.batch import register_planned
     from knowledge.ingest.pipeline import ingest_version
     from knowledge.ingest.registration import get_or_create_source
+    from knowledge.ingest.second import fill_second_vectors
 
     with django_db_blocker.unblock():
         sources = {}
@@ -336,6 +341,8 @@ def demo_kb(django_db_setup, django_db_blocker):
                 registration = register_planned(source, item, via="demo", enqueue=False)
                 ingest_version(registration.version.pk)
             sources[demo.name] = source
+        # The second vectors, as the workers make them after each version: every core here.
+        fill_second_vectors(build_second_embedder(threads=os.cpu_count()))
         yield sources
 
 

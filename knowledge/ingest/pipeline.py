@@ -45,6 +45,7 @@ from knowledge.parsing.base import (
     time_budget,
 )
 from knowledge.parsing.registry import parse_document
+from knowledge.queue import FILL_SECOND_VECTORS, enqueue_on_commit
 from knowledge.vector_index import check_dimensions
 
 __all__ = [
@@ -269,6 +270,9 @@ def finish_version(
         )
     except Exception as exc:
         return fail_started(started, exc)
+    # The version is searchable now; its chunks' second vectors come after (second.py).
+    if settings.SECOND_EMBEDDER != "none":
+        enqueue_on_commit(FILL_SECOND_VECTORS)
     if report is not None:
         report(100, "ready")
     return IngestResult(started.version.pk, "ready", len(started.drafts), timings=started.timings)

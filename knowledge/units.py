@@ -1,0 +1,164 @@
+"""A chunk's text cut into units: sentences, list items and table rows (each with its
+table's header), each under the sub-heading of the chunk it stands in.
+
+The units are what e5 reads one by one (the chunk's second vectors, ``knowledge.ingest.
+second``), what the answer check compares with the question, and what an extractive answer
+quotes. A chunk of a wiki page often holds several short sections ("### Summary", a bold label
+line): a unit keeps that heading, so a quoted sentence can say what it is about and its vector
+knows it too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from knowledge.question.nlp import lemma
+from knowledge.tables import markdown_cells
+
+# The version of the rules below: raised whenever they cut a text (or choose what the model
+# reads of it) differently, so that the second vectors made for the old cutting are made again
+# (``knowledge.ingest.second``).
+CUTTING = 2
+
+# A sentence ends at . ! ? … before a capital letter, a quote or a bracket: "6–8 ч. в среднем",
+# "т.е. долго" and "версия 2.3" go on.
+_SENTENCE = re.compile(r"(?<=[.!?…])\s+(?=[A-ZА-ЯЁ«\"“(\[*])")
+_WORD = re.compile(r"[^\W\d_][\w-]*", re.UNICODE)
+_HEADING = re.compile(
+    r"^\s*(?:#{1,6}\s+(?P<hash>.+?)\s*#*\s*$|\*\*(?P<bold>[^*]{2,120})\*\*:?\s*$)"
+)
+_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_RULE = re.compile(r"^[\s|:-]+$")
+_ITEM = re.compile(r"^\s*(?:[-*•]|\d{1,3}[.)])\s+")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|https?://\S+|www\.\S+")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One quotable piece of a passage, in its order there."""
+
+    order: int
+    text: str  # a sentence, an item, or a table row under its header rows
+    heading: str  # the sub-heading above it inside the passage ("" for none)
+    table: bool = False
+    caption: str = ""  # a table row: the line above the table (its caption), if any
+    head: tuple[str, ...] = ()  # a table row: its table's header row(s) and rule
+    row: str = ""  # a table row: the row itself
+    captions: bool = False  # a line right above a table: its caption, said with its rows
+
+    @property
+    def words(self) -> list[str]:
+        return _WORD.findall(_LINK.sub(" ", self.text))
+
+    def lemmas(self) -> frozenset[str]:
+        """The unit's lemmas and words as written (casefolded)."""
+        words = self.words
+        return frozenset({lemma(w) for w in words} | {w.casefold() for w in words})
+
+    @property
+    def embed_text(self) -> str:
+        """What the model reads: the sentence under its sub-heading; a row under its header
+        row (its caption, if any, first)."""
+        if self.table:
+            head = self.head[-1] if self.head and not _RULE.match(self.head[-1]) else ""
+            head = head or (self.head[0] if self.head else "")
+            return "\n".join(x for x in (self.caption, head, self.row) if x)
+        return f"{self.heading}: {self.text}" if self.heading else self.text
+
+    @property
+    def asks(self) -> bool:
+        """A question the document itself asks ("Кто пишет критерии приемки?"): what follows
+        it answers it."""
+        return not self.table and self.text.rstrip().endswith("?")
+
+
+def units(text: str) -> list[Unit]:
+    """``text`` cut into units, in order (see the module docstring)."""
+    out: list[Unit] = []
+    heading = ""
+    head: list[str] = []
+    rows = 0
+    last_text = ""
+    outside = ""  # the heading the table stands under (its title rows head only its rows)
+    for line in text.split("\n"):
+        if _ROW.match(line):
+            if not head:
+                head, rows, outside = [line], 0, heading
+            elif len(head) == 1 and _RULE.match(line):
+                head.append(line)
+            elif not _RULE.match(line):
+                if rows == 0 and out and not out[-1].table and out[-1].text == last_text:
+                    out[-1] = replace(out[-1], captions=True)
+                if len(head) == 1:
+                    head.append(_rule_for(head[0]))
+                if rows == 0 and len(head) == 2 and _title_row(head[0]):
+                    # A title row across the table ("| Поля | | |"): the column names are the
+                    # next row, part of the header.
+                    head.append(line)
+                    continue
+                if _title_row(line):
+                    # A title row inside the table ("| Методы | | |"): a heading of the rows
+                    # below it, not a row of its own; the row after it names their columns.
+                    heading = next(c for c in markdown_cells(line) if c)
+                    head = [line, head[1] if len(head) > 1 else _rule_for(line)]
+                    rows = -1
+                    continue
+                if rows == -1 and len(head) == 2 and _title_row(head[0]):
+                    head.append(line)  # the column names under a title row
+                    rows = 0
+                    continue
+                rows = max(rows, 0) + 1
+                out.append(
+                    Unit(len(out), "\n".join([*head, line]), heading, table=True,
+                         caption=last_text, head=tuple(head), row=line)
+                )  # fmt: skip
+            continue
+        if head:
+            head, heading = [], outside
+        found = _HEADING.match(line)
+        if found:
+            heading = (found["hash"] or found["bold"] or "").strip()
+            continue
+        stripped = _ITEM.sub("", line).strip()
+        if not stripped:
+            continue
+        last_text = stripped
+        for sentence in _SENTENCE.split(stripped):
+            if sentence.strip():
+                out.append(Unit(len(out), sentence.strip(), heading))
+    return out
+
+
+def _title_row(row: str) -> bool:
+    """A Markdown row with one filled cell of three or more (a merged title row)."""
+    cells = markdown_cells(row)
+    return len(cells) >= 3 and sum(1 for c in cells if c) == 1
+
+
+def _rule_for(header: str) -> str:
+    return "|" + " --- |" * max(1, header.strip().strip("|").count("|") + 1)
+
+
+def quotable(unit: Unit) -> bool:
+    """Worth quoting alone: a row; a text of three words or more outside links, or of fewer
+    with a figure ("Листов 26"), that is not a list of links."""
+    if unit.table:
+        return True
+    words = len(unit.words)
+    enough = words >= 3 or (words >= 1 and any(ch.isdigit() for ch in unit.text))
+    return enough and not is_link_only(unit.text)
+
+
+_SHORT_WORD = re.compile(r"\w{3,}", re.UNICODE)
+
+
+def is_link_only(text: str) -> bool:
+    """A text that is mostly links (a list of sources, videos, further reading): searchable,
+    never quoted as an answer."""
+    links = _LINK.findall(text)
+    if not links:
+        return False
+    words_left = _SHORT_WORD.findall(_LINK.sub(" ", text))
+    words_in_links = sum(len(_SHORT_WORD.findall(label)) for label in links)
+    return len(words_left) <= max(3, words_in_links // 2)

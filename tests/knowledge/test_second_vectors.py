@@ -1,0 +1,230 @@
+"""Second vectors: each unit of each searchable chunk read by e5, after the version is
+searchable; reused across versions, replaced for another model, shown on the Documents page,
+read by search."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from knowledge.embedding import SECOND_MODEL_ID, E5Embedder, Embeddings
+from knowledge.ingest import second
+from knowledge.ingest.pipeline import ingest_version
+from knowledge.ingest.registration import register_file
+from knowledge.models import Chunk, ChunkVector, Source
+from knowledge.retrieval.search import search
+from knowledge.units import units
+
+PAGE = """# Стенд нагрузочного тестирования
+
+## Длительность прогона
+
+Тестирование выносливости обычно длится 6–8 часов. За это время ищут утечки памяти.
+
+## Отчёт
+
+Отчёт о прогоне кладут в общий каталог команды.
+
+| Параметр | Значение |
+| --- | --- |
+| Пользователи | 500 |
+| Длительность | 8 часов |
+"""
+
+
+class CountingE5(E5Embedder):
+    """The bundled e5 model, counting the texts it is given."""
+
+    def __init__(self) -> None:
+        super().__init__(threads=1)
+        self.seen: list[str] = []
+
+    def embed_documents(self, texts: Sequence[str]) -> Embeddings:
+        self.seen.extend(texts)
+        return super().embed_documents(texts)
+
+
+@pytest.fixture(scope="module")
+def e5() -> CountingE5:
+    return CountingE5()
+
+
+def add_version(text: str, name: str = "stand.md"):
+    source, _ = Source.objects.get_or_create(name="Stand wiki")
+    registration = register_file(source, name, text.encode(), enqueue=False)
+    result = ingest_version(registration.version.pk)
+    assert result.status == "ready", result
+    return registration.version
+
+
+@pytest.mark.django_db
+def test_a_ready_version_is_searchable_first_and_gets_its_unit_vectors_after(e5):
+    version = add_version(PAGE)
+    chunks = list(Chunk.objects.filter(version=version, searchable=True))
+    assert chunks and not ChunkVector.objects.exists()
+    assert second.progress().done == 0 and not second.progress().complete
+    assert search("длительность прогона").hits  # searchable before any second vector
+
+    e5.seen.clear()
+    done, more = second.fill_second_vectors(e5)
+    assert (done, more) == (len(chunks), False)
+    for chunk in chunks:
+        stored = ChunkVector.objects.get(chunk=chunk)
+        found = units(chunk.text)
+        assert stored.model_id == SECOND_MODEL_ID and stored.count == len(found)
+        assert stored.units_key == second.units_key(found)
+        vectors = second.unpack(stored.vectors, stored.count)
+        assert vectors.shape == (len(found), 384)
+    assert second.progress().complete
+
+
+@pytest.mark.django_db
+def test_a_unit_under_a_sub_heading_is_read_with_it(e5):
+    version = add_version(PAGE)
+    second.fill_second_vectors(e5)
+    texts = set(e5.seen)
+    # A heading inside the chunk's text (the chunk's own headings are its heading path).
+    assert "Отчёт: Отчёт о прогоне кладут в общий каталог команды." in texts
+    # A table row is read under its header row.
+    assert any("| Параметр | Значение |" in t and "| Пользователи | 500 |" in t for t in texts)
+    del version
+
+
+@pytest.mark.django_db
+def test_unchanged_chunks_of_a_new_version_reuse_their_vectors(e5):
+    add_version(PAGE)
+    second.fill_second_vectors(e5)
+    e5.seen.clear()
+    changed = PAGE.replace("| Пользователи | 500 |", "| Пользователи | 800 |")
+    version = add_version(changed)
+    done, _ = second.fill_second_vectors(e5)
+    assert done == Chunk.objects.filter(version=version, searchable=True).count()
+    # Only the units of the changed chunk were read again.
+    assert e5.seen and all("6–8 часов" not in t for t in e5.seen)
+    assert any("| Пользователи | 800 |" in t for t in e5.seen)
+
+
+@pytest.mark.django_db
+def test_vectors_of_another_model_are_replaced_and_never_read(e5):
+    version = add_version(PAGE)
+    chunk = Chunk.objects.filter(version=version, searchable=True).first()
+    found = units(chunk.text)
+    ChunkVector.objects.create(
+        chunk=chunk,
+        model_id="older-model",
+        units_key=second.units_key(found),
+        count=len(found),
+        vectors=second.pack(np.ones((len(found), 384))),
+    )
+    assert second.stored_vectors([chunk.pk]) == {}
+    assert second.progress().done == 0
+    second.fill_second_vectors(e5)
+    assert ChunkVector.objects.get(chunk=chunk).model_id == SECOND_MODEL_ID
+    assert set(second.stored_vectors([chunk.pk])) == {chunk.pk}
+
+
+@pytest.mark.django_db
+def test_vectors_of_another_cutting_of_the_text_are_not_read(e5):
+    version = add_version(PAGE)
+    second.fill_second_vectors(e5)
+    chunk = Chunk.objects.filter(version=version, searchable=True).first()
+    ChunkVector.objects.filter(chunk=chunk).update(units_key="0" * 40)
+    assert chunk.pk not in second.stored_vectors([chunk.pk])
+
+
+@pytest.mark.django_db
+def test_weighted_the_search_scores_each_candidate_by_its_closest_unit(e5, ranking_weights):
+    add_version(PAGE)
+    second.fill_second_vectors(e5)
+    ranking_weights(fusion={"meaning_weight": 0.1})
+    result = search("Сколько обычно длится тестирование выносливости?")
+    assert result.meaning_vector is not None and result.hits
+    best = result.hits[0]
+    scores = result.unit_scores[best.found_id]
+    assert best.meaning is not None and best.meaning.score == pytest.approx(float(max(scores)))
+    assert best.explain()["meaning_score"] == pytest.approx(round(float(max(scores)), 4))
+    # The unit closest to the question is the one holding the duration.
+    text = Chunk.objects.get(pk=best.found_id).text
+    assert "6–8 часов" in units(text)[int(np.argmax(scores))].text
+
+
+@pytest.mark.django_db
+def test_unweighted_the_answer_still_reads_the_units_of_its_sources(e5):
+    from chat.answer.prompting import build_sources
+
+    add_version(PAGE)
+    second.fill_second_vectors(e5)
+    question = "Сколько обычно длится тестирование выносливости?"
+    result = search(question)  # the default weight: e5 ranks nothing
+    assert all(hit.meaning is None for hit in result.hits) and not result.unit_scores
+    sources = build_sources(result, question=question)
+    first = sources[0]
+    assert len(first.meaning) == len(units(first.chunk_text))
+    best = units(first.chunk_text)[int(np.argmax(first.meaning))]
+    assert "6–8 часов" in best.text
+
+
+@pytest.mark.django_db
+def test_turned_off_the_search_reads_no_second_vectors(e5, settings):
+    from knowledge.embedding import get_second_embedder
+
+    add_version(PAGE)
+    second.fill_second_vectors(e5)
+    settings.SECOND_EMBEDDER = "none"
+    get_second_embedder.cache_clear()
+    try:
+        result = search("Сколько обычно длится тестирование выносливости?")
+        assert result.meaning_vector is None and not result.unit_scores
+        assert all(hit.meaning is None for hit in result.hits)
+        assert second.progress() is None
+    finally:
+        settings.SECOND_EMBEDDER = "e5"
+        get_second_embedder.cache_clear()
+
+
+@pytest.mark.django_db
+def test_the_documents_page_shows_how_far_the_meaning_index_has_got(client, alice, e5):
+    add_version(PAGE)
+    client.force_login(alice)
+    page = client.get("/documents/").content.decode()
+    assert "Meaning index" in page or "Смысловой индекс" in page
+    second.fill_second_vectors(e5)
+    page = client.get("/documents/").content.decode()
+    assert "second-vectors" not in page
+
+
+def test_a_worker_fills_the_second_vectors_after_the_ingest_it_ran(transactional_db):
+    from tests.conftest import WorkerProcess
+    from tests.knowledge.conftest import wait_for
+
+    process = WorkerProcess("second-vectors", second_vectors=True)
+    try:
+        source = Source.objects.create(name="Stand wiki")
+        version = register_file(source, "stand.md", PAGE.encode()).version  # queued on commit
+        wait_for(
+            lambda: Chunk.objects.filter(version=version, searchable=True).exists(),
+            timeout=300,
+            what="the version searchable",
+        )
+        wait_for(lambda: second.progress().complete, timeout=300, what="the second vectors")
+        assert ChunkVector.objects.filter(chunk__version=version).count() == (
+            Chunk.objects.filter(version=version, searchable=True).count()
+        )
+    finally:
+        process.stop()
+
+
+@pytest.mark.django_db
+def test_a_chunk_of_links_and_labels_only_is_stored_without_reading_it(e5):
+    links = (
+        "# Ссылки\n\n- [Первая статья](https://example.org/a)\n- [Вторая](https://example.org/b)\n"
+    )
+    version = add_version(links, name="links.md")
+    e5.seen.clear()
+    done, more = second.fill_second_vectors(e5)
+    assert (done, more) == (Chunk.objects.filter(version=version, searchable=True).count(), False)
+    assert e5.seen == []  # a list of links is never quoted: nothing to read
+    stored = ChunkVector.objects.get(chunk__version=version)
+    assert not second.unpack(stored.vectors, stored.count).any()
