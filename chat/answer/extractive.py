@@ -1,18 +1,38 @@
 """Extractive answers: the best passages quoted with their links, when no LLM is configured
-or the LLM is down. Clearly labelled: nothing here is generated."""
+or the LLM is down. Clearly labelled: nothing here is generated.
+
+The answer leads with the asked fact: every sentence, list item and table row of the best
+passages (``chat.answer.units``) is scored against the question's reading - its words (the
+focus counts twice), the things it names, and whether it states a value of the kind of fact
+asked (a duration for "сколько длится", a person for "кто"; ``knowledge.question.values``) -
+and the best one, from whichever passage holds it, is quoted first with its own link. The
+passages follow in their order, each quoted by its best units within a share of the length
+(the passage holding the fact gets the largest). A sentence the document asks itself ("Кто
+пишет критерии приемки?") passes its score to the one after it, which answers it; a unit under
+a sub-heading of the passage is quoted with that heading ("**Common Coupling:** …").
+"""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chat.answer import wording
-from knowledge.question.named import named_words
-from knowledge.question.nlp import lemma
+from knowledge.question import Question, read
+from knowledge.question.named import PLACEHOLDER
+from knowledge.question.values import checkable, holds_value
+from knowledge.retrieval.fusion import meaning_score
 from knowledge.tables import markdown_cells
+from knowledge.units import Unit, is_link_only, quotable, units
 
-_SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
 _WORD = re.compile(r"\w{3,}", re.UNICODE)
+QUOTED = 3  # passages quoted
+LENGTH = 1150  # characters of quotes in all (the labels and links come on top)
+LEAD_SHARE = 0.55  # of LENGTH, for the passage holding the asked fact
+PASSAGES_READ = 8  # the best passages whose units may lead the answer or be quoted
+KEEP = 0.6  # of the first unit's relevance, what another unit of the passage needs to be quoted
+UNITS = 6  # units quoted of one passage at most
+VALUE_LEAD = 0.5  # of the best unit's relevance, what one stating the asked value needs to lead
 
 
 @dataclass
@@ -22,6 +42,7 @@ class Passage:
     heading: str
     text: str
     is_table: bool = False
+    meaning: tuple[float, ...] = ()  # each unit's cosine to the question in e5 (if known)
 
 
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|https?://\S+|www\.\S+")
@@ -32,87 +53,83 @@ _LINK_HEADINGS = re.compile(
 )
 
 
-def is_link_only(text: str) -> bool:
-    """A block that is mostly links (a list of sources, videos, further reading): searchable,
-    never quoted as an answer."""
-    links = _LINK.findall(text)
-    if not links:
-        return False
-    words_left = _WORD.findall(_LINK.sub(" ", text))
-    words_in_links = sum(len(_WORD.findall(label)) for label in links)
-    return len(words_left) <= max(3, words_in_links // 2)
+@dataclass(frozen=True)
+class Asked:
+    """What a unit is scored against: the question's words by weight, its named things and
+    the kinds of fact it asks whose values a pattern can find."""
+
+    weights: dict[str, float]
+    named: tuple[str, ...]
+    kinds: tuple[str, ...]
+    text: str
+
+    @classmethod
+    def of(cls, question: Question) -> Asked:
+        weights: dict[str, float] = {}
+        for term in question.terms:
+            weights[term.lemma] = max(weights.get(term.lemma, 0.0), 2.0 if term.focus else 1.0)
+        named = tuple(
+            n.casefold() for n in question.named if not PLACEHOLDER.fullmatch(n) and len(n) > 1
+        )
+        kinds = tuple(k for k in question.kinds if checkable(k))
+        return cls(weights, named, kinds, question.text)
+
+    def coverage(self, lemmas: frozenset[str]) -> float:
+        total = sum(self.weights.values())
+        return sum(w for t, w in self.weights.items() if t in lemmas) / total if total else 0.0
 
 
-def _quotable(sentence: str) -> bool:
-    return len(_WORD.findall(_LINK.sub(" ", sentence))) >= 3
+@dataclass(frozen=True)
+class Scored:
+    passage: int  # index among the passages
+    unit: Unit
+    score: float
+    words: float  # the share of the question's word weight it holds
+    value: bool  # states a value of a kind asked
+    relevance: float = 0.0  # the score without the search's order (what the unit itself holds)
 
 
-def _stem(word: str) -> str:
-    return lemma(word)  # the one lemmatiser (knowledge.question.nlp): enough to rank sentences
+def _score_units(
+    asked: Asked, passage_index: int, found: list[Unit], meaning: tuple[float, ...] = ()
+) -> list[Scored]:
+    """Each unit's score (see the module docstring); a question the document asks passes its
+    score on to the unit after it. ``meaning``: each unit's cosine to the question in e5's
+    space, when the chunk has its second vectors (the same units, in order)."""
+    prior = max(0.0, 0.12 * (3 - passage_index))  # the search's order, gently
+    close = meaning if len(meaning) == len(found) else ()
+    scored = []
+    for index, unit in enumerate(found):
+        lemmas = unit.lemmas()
+        words = asked.coverage(lemmas)
+        low = unit.text.casefold()
+        # A named thing the words did not already count ("Item.cs", "Windows 10", «События»).
+        names = [n for n in asked.named if n not in asked.weights]
+        named = sum(1 for n in names if n in low) / len(names) if names else 0.0
+        heading = asked.coverage(Unit(0, unit.heading, "").lemmas()) if unit.heading else 0.0
+        value = (
+            bool(asked.kinds)
+            and words > 0
+            and any(holds_value(unit.text, k, asked=asked.text) for k in asked.kinds)
+        )
+        label = _label_named(unit, asked) if unit.table else 0.0
+        near = meaning_score(close[index]) if close else 0.0
+        relevance = words + near + 0.35 * named + 0.25 * heading + 0.35 * value + label
+        if not quotable(unit) or unit.captions:
+            relevance *= 0.5  # a label, a list of links; a caption comes with its table's rows
+        scored.append(Scored(passage_index, unit, relevance + prior, words, value, relevance))
+    for i, item in enumerate(scored[:-1]):
+        after = scored[i + 1]
+        if item.unit.asks and not after.unit.asks and after.score < item.score:
+            scored[i + 1] = replace(after, score=item.score, relevance=item.relevance)
+            scored[i] = replace(item, score=item.score * 0.5, relevance=item.relevance * 0.5)
+    return scored
 
 
-def best_quote(question: str, text: str, limit: int = 450) -> str:
-    """The sentences of ``text`` sharing most words with the question, in their order."""
-    if text.lstrip().startswith("|") or "\n|" in text[:400]:
-        return _table_excerpt(text, question, limit)
-    wanted = {_stem(w) for w in _WORD.findall(question)}
-    sentences = [s.strip() for s in _SENTENCE.split(text) if s.strip()]
-    sentences = [s for s in sentences if _quotable(s)] or sentences
-    if not sentences:
-        return text[:limit]
-    scored = sorted(
-        range(len(sentences)),
-        key=lambda i: -len(wanted & {_stem(w) for w in _WORD.findall(sentences[i])}),
-    )
-    chosen: list[int] = []
-    used = 0
-    for i in scored:
-        if used + len(sentences[i]) > limit and chosen:
-            break
-        chosen.append(i)
-        used += len(sentences[i]) + 1
-    quote = " ".join(sentences[i] for i in sorted(chosen))
-    return quote if len(quote) <= limit + 200 else quote[:limit].rsplit(" ", 1)[0] + " …"
-
-
-def _table_excerpt(text: str, question: str, limit: int) -> str:
-    lines = text.splitlines()
-    # The header row and its separator come first even after a caption above the table.
-    table = [line for line in lines if line.startswith("|")]
-    header, rows = table[:2], table[2:]
-    if rows and _title_row(header[0]):
-        # A title row across the table ("| Поля | | |"): the column names are the next row.
-        header, rows = [*header, rows[0]], rows[1:]
-    wanted = {_stem(w) for w in _WORD.findall(question)}
-    # A row labelled with what the question names ("поле Link": the row "| Link | ...") before
-    # rows sharing only its words; a name elsewhere in a row ("POST" in "courier | post") is a word.
-    names = {n.casefold() for n in named_words(question)}
-
-    def score(row: str) -> int:
-        named = len(names & {w.casefold() for w in _WORD.findall(_row_label(row))})
-        return 3 * named + len(wanted & {_stem(w) for w in _WORD.findall(row)})
-
-    best = sorted(range(len(rows)), key=lambda i: -score(rows[i]))
-    if best and score(rows[best[0]]) >= 3:  # rows labelled with the thing asked about: those
-        best = [i for i in best if score(rows[i]) >= 3]
-    kept: list[int] = []
-    for i in best:
-        if sum(len(rows[k]) for k in kept) + len(rows[i]) > limit * 2 and kept:
-            break
-        kept.append(i)
-    caption = [line for line in lines if line.strip() and not line.startswith("|")][:1]
-    return "\n".join(caption + header + [rows[i] for i in sorted(kept)])  # in table order
-
-
-def _row_label(row: str) -> str:
-    """A Markdown row's first filled cell: what the row is about (a field, a parameter)."""
-    return next((c for c in markdown_cells(row) if c), "")
-
-
-def _title_row(row: str) -> bool:
-    """A Markdown row with one filled cell of three or more (a merged title row)."""
-    cells = markdown_cells(row)
-    return len(cells) >= 3 and sum(1 for c in cells if c) == 1
+def _label_named(unit: Unit, asked: Asked) -> float:
+    """A table row labelled with what the question names ("поле Link": the row "| Link |
+    …"): such a row is what is asked about, more than rows sharing its words."""
+    label = next((c for c in markdown_cells(unit.row) if c), "").casefold()
+    return 0.25 if label and any(n == label or n in label.split() for n in asked.named) else 0.0
 
 
 def _links_section(passage: Passage) -> bool:
@@ -129,24 +146,159 @@ def section_within(title: str, heading: str) -> str:
     return " › ".join(p for p in parts if p)
 
 
+def best_quote(question: str, text: str, limit: int = 450) -> str:
+    """The units of ``text`` that answer the question best, in their order, within about
+    ``limit`` characters (a source's quote under the answer)."""
+    found = units(text)
+    if not found:
+        return text[:limit]
+    scored = _score_units(Asked.of(read(question)), 0, found)
+    return _render(_choose(scored, limit, lead=None), heading="")
+
+
 def extractive_answer(
     question: str, passages: list[Passage], *, language: str, notice: str = ""
 ) -> str:
-    """Markdown: a label in the question's language, then up to three quotes each with its
-    citation."""
+    """Markdown: a label in the question's language, then the passage holding the asked fact
+    with that fact first, then the other best passages, each quote with its citation."""
     label = wording.say("extractive", language)
     parts = [f"*{label}*"]
     if notice:
         parts.insert(0, f"**{notice}**")
     # Lists of links ("Источники", "Доп. материал") stay searchable but are not an answer.
-    quotable = [p for p in passages if not _links_section(p)] or passages
-    for passage in quotable[:3]:
-        quote = best_quote(question, passage.text)
+    shown = [p for p in passages if not _links_section(p)] or passages
+    asked = Asked.of(read(question))
+    scored = [
+        _score_units(asked, i, units(p.text), p.meaning)
+        for i, p in enumerate(shown[:PASSAGES_READ])
+    ]
+    lead = _lead([s for own in scored for s in own])
+    order = _passages(scored, lead)
+    for i in order:
+        passage = shown[i]
+        holds_lead = lead is not None and lead.passage == i
+        share = LEAD_SHARE if holds_lead else (1 - LEAD_SHARE) / max(1, len(order) - 1)
+        if len(order) == 1:
+            share = 1.0
+        chosen = _choose(scored[i], int(LENGTH * share), lead=lead if holds_lead else None)
+        quote = _render(chosen, heading=_last(passage.heading)) or passage.text[:300]
         section = section_within(passage.title, passage.heading)
         where = f"**{passage.title}** — {section}" if section else f"**{passage.title}**"
-        if quote.lstrip().startswith("|") or "\n|" in quote:
-            parts.append(f"{where} [{passage.number}]\n\n{quote}")
-        else:
-            quoted = "\n".join("> " + line for line in quote.splitlines())
-            parts.append(f"{where} [{passage.number}]\n\n{quoted}")
+        parts.append(f"{where} [{passage.number}]\n\n{quote}")
     return "\n\n".join(parts)
+
+
+def _passages(scored: list[list[Scored]], lead: Scored | None) -> list[int]:
+    """The passages quoted, by index: the one holding the lead first, then those whose best
+    unit scores highest (the search's order counts in that score), ``QUOTED`` in all."""
+    best = [max((s.score for s in own), default=0.0) for own in scored]
+    ranked = sorted(range(len(scored)), key=lambda i: (-best[i], i))
+    if lead is not None and lead.score > 0:
+        ranked = [lead.passage, *[i for i in ranked if i != lead.passage]]
+    return ranked[:QUOTED]
+
+
+def _lead(scored: list[Scored]) -> Scored | None:
+    """The unit the answer leads with: the best one stating a value of the kind asked, when one
+    holds at least half the relevance of the best unit of all; else the best unit."""
+    best = max(scored, key=lambda s: (s.score, -s.passage), default=None)
+    if best is None:
+        return None
+    valued = [s for s in scored if s.value and s.relevance >= VALUE_LEAD * best.relevance]
+    return max(valued, key=lambda s: (s.score, -s.passage)) if valued else best
+
+
+def _last(heading: str) -> str:
+    return heading.split(" › ")[-1].strip() if heading else ""
+
+
+def _choose(scored: list[Scored], limit: int, *, lead: Scored | None) -> list[Scored]:
+    """The units to quote: the lead first when it is here (else the passage's best), the unit
+    after it when it goes on in prose, then the best others that hold at least
+    ``KEEP`` of its relevance, within ``limit`` characters and ``UNITS`` units; in the
+    passage's order after the first. A document's own question stays before the unit
+    answering it."""
+    if not scored:
+        return []
+    ranked = sorted(scored, key=lambda s: (-s.score, s.unit.order))
+    first = lead if lead is not None else ranked[0]
+    by_order = {s.unit.order: s for s in scored}
+    chosen = [first]
+    used = _length(first.unit, set())
+    heads = set(first.unit.head)
+    floor = KEEP * first.relevance
+    after = by_order.get(first.unit.order + 1)
+    if (
+        after is not None
+        and not after.unit.table
+        and not first.unit.table
+        and after.unit.heading == first.unit.heading
+    ):
+        ranked = [after, *[s for s in ranked if s is not after]]  # its next sentence goes on
+    else:
+        after = None
+    for item in ranked:
+        if len(chosen) >= UNITS:
+            break
+        if item is first or (item.relevance < floor and item is not after):
+            continue
+        length = _length(item.unit, heads)
+        if used + length > limit:
+            continue
+        chosen.append(item)
+        heads.update(item.unit.head)
+        used += length + 1
+    for item in list(chosen):  # the question a chosen unit answers comes with it
+        before = by_order.get(item.unit.order - 1)
+        if before is not None and before.unit.asks and before not in chosen:
+            chosen.append(before)
+    rest = sorted((s for s in chosen if s is not first), key=lambda s: s.unit.order)
+    before_first = by_order.get(first.unit.order - 1)
+    if before_first is not None and before_first in rest and before_first.unit.asks:
+        rest.remove(before_first)
+        return [before_first, first, *rest]
+    return [first, *rest]
+
+
+def _length(unit: Unit, heads: set[str]) -> int:
+    """What quoting the unit adds: a row without the header rows already quoted."""
+    if not unit.table:
+        return len(unit.text)
+    return len(unit.row) + sum(len(h) for h in unit.head if h not in heads)
+
+
+def _render(chosen: list[Scored], *, heading: str) -> str:
+    """Prose units as one quotation (a unit under a sub-heading of its own says it), table
+    rows as a table under their header row (and the table's caption)."""
+    blocks: list[str] = []
+    prose: list[str] = []
+    table: list[str] = []
+    said = {heading.casefold()} if heading else set()
+    for item in chosen:
+        unit = item.unit
+        if unit.table:
+            if prose:
+                blocks.append("\n".join("> " + p for p in " ".join(prose).splitlines()))
+                prose = []
+            if table[: len(unit.head)] != list(unit.head):
+                if table:
+                    blocks.append("\n".join(table))
+                if unit.caption and unit.caption.casefold() not in said:
+                    blocks.append(unit.caption)
+                    said.add(unit.caption.casefold())
+                table = list(unit.head)
+            table.append(unit.row)
+            continue
+        if table:
+            blocks.append("\n".join(table))
+            table = []
+        text = unit.text
+        if unit.heading and unit.heading.casefold() not in said:
+            text = f"**{unit.heading}:** {text}"
+            said.add(unit.heading.casefold())
+        prose.append(text)
+    if prose:
+        blocks.append("\n".join("> " + p for p in " ".join(prose).splitlines()))
+    if table:
+        blocks.append("\n".join(table))
+    return "\n\n".join(blocks)

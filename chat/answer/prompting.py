@@ -10,6 +10,7 @@ from django.urls import reverse
 from chat.answer.extractive import Passage, best_quote
 from chat.answer.prompts import PROFILE_BLOCK, SOURCE_ENTRY, SOURCES_BLOCK, SYSTEM_RULES, fence
 from chat.answer.wording import language_of
+from knowledge.ingest.second import stored_vectors
 from knowledge.models import Chunk
 from knowledge.question.documents import stems
 from knowledge.retrieval.expand import expand
@@ -35,10 +36,15 @@ class PromptSource:
 
     @property
     def passage(self) -> Passage:
-        return Passage(self.number, self.title, self.heading, self.chunk_text, self.is_table)
+        return Passage(
+            self.number, self.title, self.heading, self.chunk_text, self.is_table, self.meaning
+        )
 
     chunk_text: str = ""
     is_table: bool = False
+    # The cosine of each unit of ``chunk_text`` (knowledge.units) to the question in e5's
+    # space; empty while the chunk has no second vectors.
+    meaning: tuple[float, ...] = ()
 
 
 def chunk_url(chunk: Chunk) -> str:
@@ -119,6 +125,8 @@ def build_sources(result: SearchResult, *, question: str) -> list[PromptSource]:
     chunks = {c.pk: c for c in Chunk.objects.filter(pk__in=ids).for_reading("document", "version")}
     items = _items(result.hits, question)
     expanded = _expanded_texts(result)
+    cited_ids = [(items.get(c.pk) or c).pk for c in chunks.values()]
+    meaning = unit_cosines(result, cited_ids)
     language = language_of(question)
     sources = []
     for hit in result.hits:
@@ -148,9 +156,23 @@ def build_sources(result: SearchResult, *, question: str) -> list[PromptSource]:
                 scores=hit.explain(),
                 chunk_text=cited.text,
                 is_table=chunk.block_type in ("table", "test_case"),
+                meaning=tuple(float(x) for x in meaning.get(cited.pk, ())),
             )
         )
     return sources
+
+
+def unit_cosines(result: SearchResult, chunk_ids: list[int]) -> dict:
+    """The cosine of each unit of these chunks to the question in e5's space: the search's own
+    for its candidates, read from the second vectors for the others (a checklist item, a table
+    piece its row unit found)."""
+    if result.meaning_vector is None:
+        return {}
+    found = {i: result.unit_scores[i] for i in chunk_ids if i in result.unit_scores}
+    missing = [i for i in chunk_ids if i not in found]
+    for i, vectors in stored_vectors(missing).items():
+        found[i] = vectors @ result.meaning_vector
+    return found
 
 
 def _expanded_texts(result: SearchResult) -> dict[int, str]:

@@ -9,6 +9,11 @@ passed the minimum score; this looks at what did pass, in this order:
    the question is not evidence of anything), are looked up in every chunk the user may read.
    A focus no document uses, or a question most of whose words (by weight) no document uses, is
    refused: "Какая температура в Новосибирске" shares a city with the documents and nothing else.
+   Then **the meaning**: the best sources' sentences and rows have their second vectors (e5,
+   ``knowledge.ingest.second``); when none is as close to the question in e5's space as
+   ``KB_MEANING_REFUSE_BELOW`` (set on questions the knowledge base cannot answer and kb_dev's
+   answerable ones, ``benchmarks/meaning.py --kb``), the documents do not speak of it: refused.
+   Not applied before the second vectors are in, nor to a question naming its document.
 2. **Named things** (identifiers, Latin words, abbreviations, quoted names): each must appear in
    the evidence, unless many chunks hold it (then a paraphrase may say it otherwise).
 3. **Things compared** ("X или Y", "X vs Y"): a passage must speak of both.
@@ -36,6 +41,8 @@ import numpy as np
 from knowledge.question import Question, nlp
 from knowledge.question.focus import is_measure
 from knowledge.question.named import PLACEHOLDER
+from knowledge.question.values import checkable, holds_value
+from knowledge.retrieval.weights import weights
 
 # A word of the question is found in a passage when a lemma there is this close to it in the
 # navec vectors (cosine): "недостаток" for "минус", "длительность" for "продолжительность".
@@ -45,40 +52,6 @@ KNOWN_SHARE = 0.5
 EVIDENCE_CHARS = 12_000  # of the best sources' texts read
 WINDOW = 3  # sentences read together when the question points back ("такая сборка")
 
-_NUMBER = r"\d+(?:[.,:]\d+)*"
-# What a value of each kind looks like in a text: units, currencies, dates (classes of the
-# notation, not of any question).
-_VALUES = {
-    "price": rf"{_NUMBER}\s*(?:₽|руб|р\.|\$|€|usd|eur|долл|евро|тыс|млн)|[$€]\s*{_NUMBER}|бесплатн|free",
-    "percent": rf"{_NUMBER}\s*(?:%|процент|percent)",
-    "duration": r"\b\d{1,3}(?:[.,]\d+)?\s*(?:-|–|до)?\s*(?:\d{1,3}\s*)?(?:мс|сек|мин|час|дн|день|"
-    r"сут|недел|месяц|лет|год|ms|sec|second|min|hour|day|week|month|year)|"
-    r"(?:несколько|пару|нескольк\w*)\s+(?:минут|часов|дней|недель|месяцев)",
-    "size": rf"{_NUMBER}\s*(?:кб|мб|гб|тб|байт|kb|mb|gb|tb|bytes?|дюйм|px|пикс|inch|см|мм|cm|mm)",
-    "date": r"\b\d{1,2}[./]\d{1,2}[./](?:19|20)\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|"
-    r"\b\d{1,2}\s+(?:январ|феврал|март|апрел|ма[яй]|июн|июл|август|сентябр|октябр|ноябр|декабр|"
-    r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|(?:january|february|march|april|may|june|"
-    r"july|august|september|october|november|december)\s+\d{1,2}\b",
-    "year": r"\b(?:19|20)\d{2}\b",
-    "version": r"\b\d+(?:\.\d+)+\b|\bv\d+|верси\w*\s+\d+|version\s+\d+|\bapi\s*\d+",
-    "number": rf"\b{_NUMBER}\b|\b(?:один|одн|два|две|три|четыр|пят|шест|сем|восем|девят|десят|"
-    r"сто|тысяч)\w*\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred)\b",
-    "person": r"\b[А-ЯЁA-Z]\.\s*(?:[А-ЯЁA-Z]\.\s*)?[А-ЯЁA-Z][а-яёa-z]+|"
-    r"\b[А-ЯЁ][а-яё]+\s+[А-ЯЁ]\.\s*(?:[А-ЯЁ]\.)?",
-    "name": r"«[^»]{2,60}»|\"[^\"]{2,60}\"|\b[A-Z][\w.+#-]*[A-Za-z0-9]\b",
-}
-_VALUE_RE = {kind: re.compile(pattern, re.IGNORECASE) for kind, pattern in _VALUES.items()}
-# The kinds a value of which may stand for another: a duration or a price is a number too,
-# a date holds its year; an organisation or a person is written as a name.
-_ALSO = {
-    "number": ("price", "percent", "duration", "size"),
-    "year": ("date",),
-    "deadline": ("duration", "date"),
-    "organisation": ("name",),
-    "person": (),
-    "place": (),
-}
-_NER_KINDS = {"person": "PER", "organisation": "ORG", "place": "LOC"}
 _ROW = re.compile(r"^\s*\|.*\|\s*$")
 _RULE = re.compile(r"^[\s|:-]+$")
 _WORD = re.compile(r"[^\W\d_][\w-]*")
@@ -99,6 +72,9 @@ class Answerability:
     unknown: list[str] = field(default_factory=list)  # words no document of the user's uses
     known_share: float | None = None
     best_score: float | None = None
+    # The cosine, in e5's space, of the unit of the best sources closest to the question (None:
+    # no second vectors yet); below ``Meaning.refuse_below`` nothing found is close enough.
+    meaning: float | None = None
     reading: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
@@ -121,6 +97,7 @@ def check(
     best_score: float | None = None,
     common: set[str] | frozenset[str] = frozenset(),
     scoped: bool = False,
+    meaning: float | None = None,
 ) -> Answerability:
     """Decide answer / partial / refusal (see the module docstring).
 
@@ -140,10 +117,16 @@ def check(
         named=list(question.named),
         focus=focus,
         best_score=best_score,
+        meaning=None if meaning is None else round(meaning, 4),
         reading=question.as_dict(),
     )
     refused = _vocabulary(question, terms, focus, vocabulary, result)
     if refused:
+        return result
+    gate = weights().meaning.refuse_below
+    if not scoped and meaning is not None and gate and meaning < gate:
+        result.decision = "refusal"
+        result.reason = f"no passage found is close to the question in meaning ({meaning:.3f})"
         return result
     texts = [_split(text) for text in _budgeted(evidence)]
     passages = [p for own in texts for p in own]
@@ -165,13 +148,17 @@ def check(
     compared = _compared(question)
     if compared and not any(all(_present(c, p.text) for c in compared) for p in passages):
         return _partial(result, "no passage speaks of " + " and ".join(compared) + " together")
-    kinds = [k for k in question.kinds if k in _VALUE_RE or k in _NER_KINDS or k in _ALSO]
+    kinds = [k for k in question.kinds if checkable(k)]
     if kinds:
         # A question that points back ("такая сборка") is read with what it points at; so
         # is the text: a sentence with the sentences before it ("Обычно она занимает час").
         read = windows(texts) if question.focus.anaphoric else passages
         anchors = _anchor_passages(question, focus, terms, vocabulary, read, matcher)
-        missing = [k for k in kinds if not any(_holds_value(question, p, k) for p in anchors)]
+        missing = [
+            k
+            for k in kinds
+            if not any(holds_value(p.text, k, asked=question.text) for p in anchors)
+        ]
         result.fact_found = not missing
         if missing:
             result.asked = missing[0]
@@ -366,20 +353,3 @@ def _topic(question: Question, focus: list[str]) -> list[str]:
     other words say what it is)."""
     pointing = set(question.focus.phrase) if question.focus.anaphoric else set()
     return [f for f in focus if not is_measure(f) and f not in pointing]
-
-
-def _holds_value(question: Question, passage: Passage, kind: str) -> bool:
-    """The passage states a value of the kind asked that the question does not already give."""
-    asked = question.text.casefold()
-    for each in (kind, *_ALSO.get(kind, ())):
-        pattern = _VALUE_RE.get(each)
-        if pattern is None:
-            continue
-        for match in pattern.finditer(passage.text):
-            if match[0].strip().casefold() not in asked:
-                return True
-    wanted = _NER_KINDS.get(kind)
-    if wanted:
-        _, spans = nlp.parse(passage.text[:600])
-        return any(s.kind == wanted and s.text.casefold() not in asked for s in spans)
-    return False

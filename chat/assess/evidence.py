@@ -12,6 +12,7 @@ from knowledge.question.named import named_things
 from knowledge.retrieval.vocabulary import chunk_frequencies, common_names
 
 EVIDENCE_SOURCES = 3  # the best sources the answer is built from
+MEANING_SOURCES = 8  # the sources whose units the meaning gate reads
 # A named thing this share of the chunks holds is common ("Google", "Android"): a paraphrase
 # may use it for what the page calls otherwise, so the evidence need not hold it.
 COMMON_SHARE = 0.005
@@ -34,7 +35,15 @@ def assess(question: Question, sources, result) -> Answerability:
         best_score=best,
         common=common_names(question.named, result.visible_source_ids, share=COMMON_SHARE),
         scoped=bool(result.filters.document_ids),
+        meaning=closest(sources[:MEANING_SOURCES]),
     )
+
+
+def closest(sources) -> float | None:
+    """The best cosine of any unit of these sources to the question in e5's space (None when
+    none has its second vectors)."""
+    found = [max(s.meaning) for s in sources if s.meaning]
+    return max(found) if found else None
 
 
 def words_in_no_document(question: Question, result) -> tuple[list[str], str]:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from knowledge.retrieval.types import Candidate, Place
-from knowledge.retrieval.weights import Fusion, Hits
+from knowledge.retrieval.weights import Fusion, Hits, Meaning, weights
 
 
 def rrf(
@@ -71,7 +71,16 @@ def fused_score(candidate: Candidate, weights: Fusion) -> float:
         score += weights.name_weight * c.name_evidence
     if weights.label_weight > 0:
         score += label_bonus(c, weights.label_weight)
+    if weights.meaning_weight > 0 and c.meaning is not None:
+        score += weights.meaning_weight * meaning_score(c.meaning.score)
     return score
+
+
+def meaning_score(cosine: float, meaning: Meaning | None = None) -> float:
+    """A cosine of e5 on the 0-1 scale of ``weights.Meaning`` (floor 0, ceiling 1)."""
+    meaning = meaning or weights().meaning
+    span = max(1e-6, meaning.ceiling - meaning.floor)
+    return min(1.0, max(0.0, (cosine - meaning.floor) / span))
 
 
 def bm25_idf(df: int, n: int) -> float:

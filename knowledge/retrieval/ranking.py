@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from knowledge.embedding import Embedder
+from knowledge.ingest.second import stored_vectors
 from knowledge.question.named import named_words
 from knowledge.retrieval import fusion
 from knowledge.retrieval import sql as q
@@ -41,6 +42,7 @@ class Probe:
     embedder: Embedder
     options: SearchOptions
     synonyms: tuple[str, ...] = ()  # the corpus's synonyms of the question's words
+    meaning: Any = None  # the question in e5's space (None: no second vectors)
 
     @property
     def dense(self) -> Any:
@@ -55,6 +57,7 @@ class Ranking:
     """One tier's candidates, best first, and what the ranking learned on the way."""
 
     candidates: list[Candidate]
+    unit_scores: dict[int, Any] = field(default_factory=dict)  # chunk -> its units' cosines
     # The share of the question's content words some searchable chunk contains (1.0: every
     # word is the knowledge base's vocabulary); None without a lexical list.
     known_share: float | None = None
@@ -70,6 +73,7 @@ def rank_candidates(probe: Probe, timings: dict[str, float]) -> Ranking:
     both calibrated scores (fetched for those one list missed), fused, best first."""
     found = _sparse(_dense(probe, timings), probe, timings)
     found, lexical = _lexical(found, probe, timings)
+    found, unit_scores = _meaning(found, probe, timings)
     ranked = _score(found, probe, lexical, timings)
     options = probe.options
     if (
@@ -80,8 +84,8 @@ def rank_candidates(probe: Probe, timings: dict[str, float]) -> Ranking:
         and _vocabulary_mismatch(ranked, options.prf.below)
     ):
         ranked, words = _prf(ranked, probe, lexical, timings)
-        return Ranking(ranked, lexical.known_share, words)
-    return Ranking(ranked, lexical.known_share)
+        return Ranking(ranked, unit_scores, lexical.known_share, words)
+    return Ranking(ranked, unit_scores, lexical.known_share)
 
 
 def _dense(probe: Probe, timings: dict[str, float]) -> Found:
@@ -108,6 +112,22 @@ def _sparse(found: Found, probe: Probe, timings: dict[str, float]) -> Found:
     found = _placed(found, listed, "sparse")
     timings["sparse"] = timings.get("sparse", 0) + _since(tick)
     return found
+
+
+def _meaning(found: Found, probe: Probe, timings: dict[str, float]) -> tuple[Found, dict]:
+    """Each candidate's best unit cosine to the question in e5's space, from its second
+    vectors (``knowledge.ingest.second``); the cosine of every unit of each, by chunk."""
+    if probe.meaning is None or not found or probe.options.fusion.meaning_weight <= 0:
+        return found, {}  # unweighted: the answer reads the second vectors of its sources only
+    tick = time.perf_counter()
+    stored = stored_vectors(list(found))
+    scores = {i: vectors @ probe.meaning for i, vectors in stored.items() if len(vectors)}
+    placed = {
+        i: replace(c, meaning=Place(None, float(scores[i].max()))) if i in scores else c
+        for i, c in found.items()
+    }
+    timings["meaning"] = timings.get("meaning", 0) + _since(tick)
+    return placed, scores
 
 
 def _placed(found: Found, listed: list[tuple[int, float]], stage: str) -> Found:

@@ -17,6 +17,7 @@ from knowledge.embedding import (
     EmbeddingModelMismatch,
     EmbeddingUnavailable,
     get_embedder,
+    get_second_embedder,
 )
 from knowledge.models import Chunk, Source
 from knowledge.querysets import sees_everything
@@ -92,13 +93,14 @@ def search(
     if vector is not None and "dense" in options.lists:
         _check_dimensions(embedder.model_id, int(vector.dense.shape[1]))
     timings["embed"] = _since(tick)
+    meaning = _meaning_vector(text or query, options, timings)
     configured = weights()
     best: SearchResult | None = None
     for tier, source_ids in _tiers(sources, merged, options):
         scope = q.Scope(
             replace(merged, source_ids=source_ids or merged.source_ids), visible, embedder.model_id
         )
-        probe = Probe(scope, text or query, vector, embedder, options, synonyms)
+        probe = Probe(scope, text or query, vector, embedder, options, synonyms, meaning)
         ranking = rank_candidates(probe, timings)
         ranked = _rerank(ranking.candidates, probe.text, active_reranker, configured, timings)
         ranked = fusion.collapse_units(ranked, q.unit_parents([c.found_id for c in ranked]))
@@ -122,6 +124,8 @@ def search(
             notice=notice,
             visible_source_ids=visible,
             prf_words=ranking.prf_words,
+            meaning_vector=meaning,
+            unit_scores=ranking.unit_scores,
         )
         if hits:
             best = current
@@ -131,6 +135,23 @@ def search(
     timings["total"] = _since(started)
     assert best is not None
     return best
+
+
+def _meaning_vector(text: str, options: SearchOptions, timings: dict[str, float]):
+    """The question in e5's space, for the candidates' second vectors (None when they are off,
+    or the embeddings server that makes them is down: the search goes on without them)."""
+    if not options.meaning:
+        return None
+    second = get_second_embedder()
+    if second is None:
+        return None
+    tick = time.perf_counter()
+    try:
+        vector = second.embed_query(text).dense[0]
+    except EmbeddingUnavailable:
+        vector = None
+    timings["embed_meaning"] = _since(tick)
+    return vector
 
 
 def _route(

@@ -56,6 +56,8 @@ class SearchOptions:
     # The minimum score of this search (-1: none); None: the configured gate (weights.Gate).
     min_score: float | None = None
     rerank: bool = True  # False: no rerank step even with a reranker configured
+    # False: the second vectors (e5) are not read: no meaning scores, no question vector in e5
+    meaning: bool = True
     route: bool = True  # False: the question is searched as it is, no filters read from it
 
 
@@ -81,7 +83,8 @@ class Candidate:
     """One chunk as the ranking stages saw it. Each stage adds its own field to a new record
     (``dataclasses.replace``) and reads those of the stages before it; none rewrites another's.
 
-    dense, lexical, sparse: the lists (``ranking``); calibrated: the chunk's own score, the
+    dense, lexical, sparse: the lists (``ranking``); meaning: the best unit's cosine in e5's space
+    (``ranking._meaning``); calibrated: the chunk's own score, the
     same scale in every question (``fusion.calibrated``), what the minimum score reads without
     a reranker; label, document and name evidence: for the ranking only (``labels``,
     ``documents``); fused: the ranking score and order; prf: the order after the PRF pass
@@ -97,6 +100,9 @@ class Candidate:
     dense: Place | None = None  # cosine similarity
     lexical: Place | None = None  # BM25
     sparse: Place | None = None  # inner product of the bge-m3 sparse weights
+    # The cosine of the chunk's unit (sentence, item, row) closest to the question in e5's
+    # space (its second vectors); None while the chunk has none.
+    meaning: Place | None = None
     calibrated: Calibrated | None = None
     label_evidence: float | None = None  # a row label the question names (retrieval.labels)
     document_evidence: float | None = None  # the document's BM25 / the best candidate's
@@ -137,6 +143,7 @@ class Candidate:
         }
         for stage in ("dense", "lexical", "sparse"):
             data.update(_place(stage, getattr(self, stage)))
+        data.update(_place("meaning", self.meaning))
         data["lexical_norm"] = self.calibrated.lexical_norm if self.calibrated else None
         data["calibrated"] = self.calibrated.score if self.calibrated else None
         for evidence in ("label_evidence", "document_evidence", "name_evidence"):
@@ -174,6 +181,11 @@ class SearchResult:
     # Lexemes of the best documents the candidates were re-ordered by (query expansion from
     # the first results, PRF: ``knowledge.retrieval.prf``); empty when there was no PRF pass.
     prf_words: list[str] = field(default_factory=list)
+    # The question in e5's space (None: no second vectors), and for each candidate chunk with
+    # second vectors the cosine of each of its units to it, in the units' order: the answer
+    # check's evidence and the extractive answer's choice of what to quote.
+    meaning_vector: Any = None
+    unit_scores: dict[int, Any] = field(default_factory=dict)
 
     @property
     def found(self) -> bool:

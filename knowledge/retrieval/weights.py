@@ -76,6 +76,28 @@ class Fusion:
     label_documents: int = setting("KB_SEARCH_LABEL_DOCUMENTS", 8, minimum=1)
     # retrieval_sec.py: set with the label weight, figure 36.1 -> 42.9 % (01430df); not swept.
     label_candidates: int = setting("KB_SEARCH_LABEL_CANDIDATES", 12, minimum=0)
+    # The ranking score's share for the chunk's best unit in e5's space (its meaning score,
+    # ``Meaning``); 0: the second vectors rank nothing (the answer check and the quotes still
+    # read them). retrieval_kb.py: kb_dev final R@5 0.843 -> 0.857 at 0.1, R@1 unchanged (one
+    # question of 70; 0.2: fewer facts in the top 3); left at 0 (RESULTS.md 12-03).
+    meaning_weight: float = setting("KB_SEARCH_MEANING_WEIGHT", 0.0)
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """How the cosines of e5 (the second vectors: each unit of a chunk) are read. A cosine is
+    put on a 0-1 scale between ``floor`` (a sentence unrelated to the question) and ``ceiling``
+    (one that answers it): the meaning score the ranking and the answer check read."""
+
+    # meaning.py: XQuAD ru+en, the median best unit of another article (RESULTS.md 12-03).
+    floor: float = setting("KB_MEANING_FLOOR", 0.813)
+    # meaning.py: XQuAD ru+en, the median best unit of the question's own passage (12-03).
+    ceiling: float = setting("KB_MEANING_CEILING", 0.882)
+    # meaning.py --kb: one step under the lowest of kb_dev's answerable questions (0.855) on
+    # the demo knowledge base; refuses 52 % of the unanswerable questions that pass the
+    # search's minimum score (XQuAD's equal error: 0.8375; RESULTS.md 12-03). The answer check
+    # refuses when no unit of the best sources reaches it (0: off).
+    refuse_below: float = setting("KB_MEANING_REFUSE_BELOW", 0.85)
 
 
 @dataclass(frozen=True)
@@ -146,6 +168,7 @@ class Clarify:
 GROUPS = {
     "retrieval": Retrieval,
     "fusion": Fusion,
+    "meaning": Meaning,
     "prf": Prf,
     "hits": Hits,
     "gate": Gate,
@@ -160,6 +183,7 @@ class Weights:
 
     retrieval: Retrieval
     fusion: Fusion
+    meaning: Meaning
     prf: Prf
     hits: Hits
     gate: Gate
