@@ -49,3 +49,32 @@ def test_a_word_naming_the_documents_is_never_the_focus():
     question = read("Сколько по вики обычно длится ретроспектива?")
     assert question.focus.lemma == "ретроспектива"
     assert question.kind == "duration"
+
+
+STAND = "Сценарий с виртуальными пользователями на стенде обычно длится от 2 до 4 часов."
+ASKED = "Сколько длится сценарий с виртуальными пользователями на стенде?"
+
+
+def _with_meaning(meaning: float | None, *, scoped: bool = False):
+    question = read(ASKED)
+    vocabulary = {t.lemma: 3 for t in question.key_terms}
+    return check(question, [STAND], vocabulary=vocabulary, meaning=meaning, scoped=scoped)
+
+
+def test_nothing_close_enough_in_meaning_is_refused_whatever_the_words():
+    assert _with_meaning(0.95).decision == "answer"
+    far = _with_meaning(0.70)
+    assert far.decision == "refusal" and "meaning" in far.reason
+    assert far.meaning == 0.7
+
+
+def test_without_second_vectors_or_for_a_named_document_the_meaning_is_not_read():
+    assert _with_meaning(None).decision == "answer"
+    assert _with_meaning(0.70, scoped=True).decision == "answer"
+
+
+def test_the_meaning_threshold_is_the_configured_one(ranking_weights):
+    ranking_weights(meaning={"refuse_below": 0.6})
+    assert _with_meaning(0.70).decision == "answer"
+    ranking_weights(meaning={"refuse_below": 0.0})
+    assert _with_meaning(0.10).decision == "answer"

@@ -1,0 +1,84 @@
+"""The extractive answer leads with the asked fact: the unit holding a value of the kind asked,
+from whichever passage holds it, quoted first with its own link."""
+
+from __future__ import annotations
+
+from chat.answer.extractive import LENGTH, Passage, best_quote, extractive_answer
+
+OPENING = (
+    "Тестирование выносливости проверяет, как система ведёт себя под постоянной нагрузкой. "
+    "Его проводят перед крупными релизами. Команда готовит сценарии заранее."
+)
+DURATION = (
+    "Нагрузку держат на стенде долго. Обычно такой прогон длится 6–8 часов. "
+    "За это время ищут утечки памяти."
+)
+
+
+def answer(question: str, *passages: Passage) -> str:
+    return extractive_answer(question, list(passages), language="ru")
+
+
+def test_the_sentence_with_the_asked_duration_leads_from_the_passage_that_holds_it():
+    text = answer(
+        "Сколько обычно длится тестирование выносливости?",
+        Passage(1, "Тестирование выносливости", "Обзор", OPENING),
+        Passage(2, "Стенд", "Прогоны", DURATION),
+    )
+    body = text.split("\n\n", 1)[1]
+    assert body.startswith("**Стенд** — Прогоны [2]")
+    first_quote = body.split("\n\n")[1]
+    assert "6–8 часов" in first_quote.split("\n")[0]
+    assert "[1]" in text  # the other passage is still quoted, after it
+
+
+def test_a_question_the_document_asks_comes_with_its_answer():
+    page = (
+        "Критерии приёмки описывают готовую функцию. Их формулируют до разработки. "
+        "Кто пишет критерии приёмки? Обычно этим занимается владелец продукта."
+    )
+    text = answer("Кто формулирует критерии приёмки?", Passage(1, "Критерии", "", page))
+    assert "Кто пишет критерии приёмки? Обычно этим занимается владелец продукта." in text
+
+
+def test_a_sentence_under_a_sub_heading_says_the_heading():
+    page = "### Общее состояние\n\nМодули разделяют глобальные переменные и синглтоны."
+    text = answer(
+        "Как называется связь через глобальные переменные?", Passage(1, "Связи", "", page)
+    )
+    assert "**Общее состояние:** Модули разделяют глобальные переменные" in text
+
+
+def test_the_row_answering_the_question_is_quoted_under_its_header():
+    table = (
+        "Описание методов класса Store\n\n| Имя | Тип | Назначение |\n| --- | --- | --- |\n"
+        "| Store | void | Конструктор. |\n| Reload | void | Отправляет запрос к серверу. |\n"
+        "| Save | void | Сохраняет файл на диск. |"
+    )
+    quote = best_quote("Какой метод отправляет запрос к серверу?", table)
+    lines = quote.splitlines()
+    assert "| Reload | void | Отправляет запрос к серверу. |" in lines
+    assert lines.index("| Имя | Тип | Назначение |") < lines.index(
+        "| Reload | void | Отправляет запрос к серверу. |"
+    )
+    assert "| Save | void | Сохраняет файл на диск. |" not in lines
+
+
+def test_the_answer_stays_short_however_long_the_passages():
+    long = " ".join(f"Предложение номер {i} о тестировании выносливости стенда." for i in range(80))
+    text = answer(
+        "Что известно о тестировании выносливости стенда?",
+        *[Passage(n, f"Страница {n}", "", long) for n in range(1, 6)],
+    )
+    quoted = sum(len(line) for line in text.splitlines() if line.startswith("> "))
+    assert quoted <= LENGTH + 3 * 80  # the first unit of each passage may go a little over
+
+
+def test_a_list_of_links_is_never_the_answer():
+    links = "- [Статья](https://example.org/a)\n- [Видео](https://example.org/b)"
+    text = answer(
+        "Где почитать о тестировании выносливости?",
+        Passage(1, "Ссылки", "Источники", links),
+        Passage(2, "Тестирование выносливости", "", OPENING),
+    )
+    assert "example.org" not in text and "[2]" in text
