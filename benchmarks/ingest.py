@@ -196,7 +196,31 @@ def main() -> None:
     )
     cpu_ratio = (cpu_ingest + cpu_db) / cpu_bare if cpu_bare else float("inf")
     print(f"  ratio total / bare embedding (CPU):  {cpu_ratio:.3f} (goal <= 1.1)")
+    second_vectors(clock)
     teardown()
+
+
+def second_vectors(clock: CpuClock) -> None:
+    """The second vectors of the wiki (e5, each unit), made after the ingest as the workers
+    make them, here on every core: how long until they are all in."""
+    from knowledge.embedding import build_second_embedder
+    from knowledge.ingest.second import fill_second_vectors
+    from knowledge.models import ChunkVector
+
+    embedder = build_second_embedder(threads=os.cpu_count())
+    if embedder is None:
+        print("  second vectors: turned off (KB_SECOND_EMBEDDER=none)")
+        return
+    embedder.embed_documents(["warm-up"])
+    cpu_before = clock.read()[0]
+    started = time.perf_counter()
+    done, _ = fill_second_vectors(embedder)
+    wall = time.perf_counter() - started
+    units = sum(ChunkVector.objects.values_list("count", flat=True))
+    print(
+        f"  second vectors (e5, {os.cpu_count()} threads): {done} chunks, {units} units in "
+        f"{wall:.1f} s ({units / wall:.0f} units/s), {clock.read()[0] - cpu_before:.1f} s of CPU"
+    )
 
 
 if __name__ == "__main__":
