@@ -1,15 +1,15 @@
 """Identifiers in the text PostgreSQL's full-text parser reads as one token, or drops.
 
-The parser reads a dotted name as one "host" or "file" token: "Item.cs" gives the lexeme
-``item.cs``, "ItemDetailPage.xaml.cs" ``itemdetailpage.xaml.cs``,
+The parser reads a dotted name as one "host" or "file" token: "Order.cs" gives the lexeme
+``order.cs``, "OrderEditPage.xaml.cs" ``ordereditpage.xaml.cs``,
 "System.Collections.Generic.IEnumerable" one lexeme too; and a generic type parameter is an
-HTML tag to it, dropped: "ObservableCollection<Item>" gives ``observablecollect`` alone. A
-question naming "класс Item", "ItemDetailPage" or "IEnumerable" then finds no chunk by those
+HTML tag to it, dropped: "ObservableCollection<Order>" gives ``observablecollect`` alone. A
+question naming "класс Order", "OrderEditPage" or "IEnumerable" then finds no chunk by those
 words, though the specification's tables name them on every row.
 
 ``lexical_text`` is what the full-text vector of a chunk is computed from: the text as it is,
-each such identifier followed by its parts ("Item.cs Item cs", "ObservableCollection<Item>
-Item"), so both the whole name and each part are lexemes. The stored text, the quotes and the
+each such identifier followed by its parts ("Order.cs Order cs", "ObservableCollection<Order>
+Order"), so both the whole name and each part are lexemes. The stored text, the quotes and the
 embeddings are not touched. Parts of one letter ("U.S.", "e.g.") are not identifiers.
 """
 
@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 
 _PART = r"[A-Za-z_][A-Za-z0-9_]*"
-# A dotted name of two or more parts ("Item.cs", "App.xaml.cs", "System.Collections.Generic").
+# A dotted name of two or more parts ("Order.cs", "App.xaml.cs", "System.Collections.Generic").
 _DOTTED = re.compile(rf"(?<![\w.]){_PART}(?:\.{_PART})+(?![\w])")
-# A type parameter list ("<Item>", "<string, Item>", "<Dictionary.Entry>").
+# A type parameter list ("<Order>", "<string, Order>", "<Dictionary.Entry>").
 _TYPE_ARGUMENTS = re.compile(rf"<\s*({_PART}(?:\.{_PART})*(?:\s*,\s*{_PART}(?:\.{_PART})*)*)\s*>")
 _SPLIT = re.compile(r"[.,\s]+")
 

@@ -30,13 +30,13 @@ def normalise(name: str) -> str:
 
 def key(name: str) -> str:
     """What a name is matched by: its words cut to five letters, so that Russian case endings
-    do not matter ("политике отсутствия багов" = "политика отсутствия багов")."""
+    do not matter ("разработке через тестирование" = "разработка через тестирование")."""
     return " ".join(stem(word) for word in normalise(name).split())
 
 
 def _russian_names(phrase: str) -> list[str]:
     """The phrase before the brackets and its shorter endings: the term may start anywhere
-    ("следует политике отсутствия багов (Zero Bug Policy)"); one word alone only when it is
+    ("перешли на разработку через тестирование (Test-Driven Development)"); one word alone only when it is
     the whole phrase."""
     words = normalise(phrase).split()
     if len(words) == 1:

@@ -9,15 +9,15 @@ product (``scenarios.corpus``) and every test section:
 - **test**: a test section shares at least two rare words with the change, and the test
   programme says it checks the statement's section (its title names it, "Испытание выполнения
   требований к интерфейсу", or it refers to it: ``Corpus.linked_to``). The test programme
-  knows how a requirement is realised: "Избранное" is nowhere in a ТЗ whose interface
-  requirement the ПМИ tests through the favourites tab;
+  knows how a requirement is realised: a screen's name may be nowhere in a ТЗ whose interface
+  requirement the ПМИ tests through that screen;
 - **reference**: a statement the change touches names another requirement ("позволяющие
   выполнять функции п. 4.1.1"): that one is touched too.
 
 A change is specified when the statements share at least two distinct rare words with it, or
 a test that shares them covers a requirement and the product's documents name the change's
-focus, in words rare among their units (the feature it changes: "Избранное", not a new
-"напоминания"; "мероприятие" of an events app names no feature); otherwise nothing
+focus, in words rare among their units (the feature it changes: "Корзина", not a new
+"экспорт"; "товар" of a shop names no feature); otherwise nothing
 specifies it (a gap in the specification), and the nearest sections are kept only as context. The sections kept are those
 scoring at least ``KEEP`` of the best one, at most ``MAX_SECTIONS``.
 """

@@ -3,14 +3,14 @@
 Every text (the change's description, a requirement statement, a test section) is read by
 ``knowledge.question.read``: its content words as lemmas (the parse's part of speech picks the
 lemma), named things (Latin words, abbreviations, figures), the focus. A lemma written with a
-hyphen counts for its parts too ("HTML-страниц" is also "html"); the words of a name in Latin
-letters made of several capitalised words ("Android App Links") stand for that name, not each
+hyphen counts for its parts too ("XML-файлов" is also "xml"); the words of a name in Latin
+letters made of several capitalised words ("Visual Studio Code") stand for that name, not each
 for itself. Nouns, names and figures weigh most; adjectives less; verbs and adverbs least (a
 requirement is named by its nouns, "отправлять запрос серверу", more than its verbs).
 
 ``Background`` counts in how many units (statements, test sections) of the documents compared
-each lemma occurs: a lemma of most of them ("мероприятие" in an events app's documents) says
-little, a rare one ("час", "json", "окно") says much (local IDF, as ``scenarios.matching``).
+each lemma occurs: a lemma of most of them ("товар" in a shop's documents) says
+little, a rare one ("таймер", "csv", "корзина") says much (local IDF, as ``scenarios.matching``).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ _PARTS = re.compile(r"[-/]")
 @dataclass(frozen=True)
 class Terms:
     """A text's terms: lemma -> weight, and its focus: the noun of a label before a colon
-    ("Избранное: ..."), else the focus of its reading ("Добавить напоминания ...")."""
+    ("Корзина: ..."), else the focus of its reading ("Добавить экспорт отчёта ...")."""
 
     weights: dict[str, float] = field(default_factory=dict)
     focus: frozenset[str] = frozenset()
@@ -50,7 +50,7 @@ def _add(weights: dict[str, float], lemma: str, weight: float) -> None:
 
 
 def _parts(lemma: str) -> list[str]:
-    """The lemmas of a hyphenated word's parts ("json-объект" -> "json", "объект")."""
+    """The lemmas of a hyphenated word's parts ("xml-файл" -> "xml", "файл")."""
     if not _PARTS.search(lemma):
         return []
     found = []
@@ -90,7 +90,7 @@ def read_terms(text: str) -> Terms:
 
 
 def _headline(tokens) -> set[str]:
-    """The nouns of a short label before a colon ("Избранное: ...", "Смена языка: ..."): what
+    """The nouns of a short label before a colon ("Корзина: ...", "Экспорт отчёта: ..."): what
     a tracker task changes; none when the text has no such label."""
     for index, token in enumerate(tokens[: HEADLINE_WORDS + 1]):
         if token.text == ":":

@@ -104,7 +104,7 @@ def clarification_tiles(result: SearchResult, question: Question) -> list[Tile]:
     if result.browse or len(result.hits) < 2 or len(words) > clarify.max_words:
         return []
     if not question.focus.asks and "?" not in question.text:
-        return []  # keywords ("тест-кейс", "INVEST user stories") are searched, not asked back
+        return []  # keywords ("тест-кейс", "Gherkin синтаксис") are searched, not asked back
     best_per_document: dict[int, Candidate] = {}
     for hit in result.hits:
         best_per_document.setdefault(hit.document_id, hit)
@@ -167,7 +167,7 @@ def _one_meaning(question: Question, leaders: list) -> bool:
     identifiers = [w for w in question.named if is_identifier(w)]
     if any(i.casefold() in best for i in identifiers):
         return True
-    # Every name a Russian question gives in Latin letters ("поле Link класса Item") is in the
+    # Every name a Russian question gives in Latin letters ("метод Save класса Order") is in the
     # best chunk: it is about that thing, whatever else scores alike. (A capitalised Russian
     # word, "Протокол", may be a common noun: it does not count here.)
     names = [w for w in latin_names(question.text) if len(w) >= 3]

@@ -3,7 +3,7 @@
 Redaction covers e-mail addresses, phone numbers, payment card numbers (Luhn-checked) and
 Russian passport numbers, plus SNILS and INN, and person names: the persons of the question's
 reading (natasha's NER in Russian, a given name with a surname in English). A person the
-knowledge base itself names (an author a page cites: "классификация Кема Канера") is public,
+knowledge base itself names (an author a page cites: "методика Гленфорда Майерса") is public,
 not a colleague's personal data, and stays: redacting it would lose what the question is about.
 """
 

@@ -1,4 +1,4 @@
-"""Version-aware answers: "what changed between the versions of 4 and 14 May?" is answered
+"""Version-aware answers: "what changed between the versions of 6 and 17 March?" is answered
 from the computed diff, citing both versions and linking to the comparison page; a question
 naming one older version is answered from that version."""
 
@@ -49,7 +49,7 @@ def detect(question: str, user, reading: Question | None = None) -> VersionInten
     with the versions that exist), never a diff of two other versions.
     """
     found = list((reading or read(question)).versions)
-    # Two versions named ("between the 2020-10-01 and the 2020-10-15 versions") ask what
+    # Two versions named ("between the 2022-02-08 and the 2022-02-21 versions") ask what
     # changed from one to the other, whatever verb the question uses.
     wants_changes = bool(_CHANGE.search(question)) or len({m.ref for m in found}) >= 2
     if not found and not wants_changes:
@@ -86,7 +86,7 @@ def _ready_versions(document: Document) -> list[DocumentVersion]:
 def _document(question: str, found: list[mentions.Mention], user) -> Document | None:
     """The document asked about: the one the question names; but when the versions it names
     (shas, labels, days) are all versions of one other document, and none of the named one's,
-    that other document ("the conditions of GitHub between 14 December 2021 and ...")."""
+    that other document ("the conditions of the licence between 8 November 2022 and ...")."""
     named = find_document(question, user)
     absolute = [m.ref for m in found if m.ref.label or m.ref.day]
     if not absolute:

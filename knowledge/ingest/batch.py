@@ -24,7 +24,7 @@ class Planned:
 
 
 def document_key(filename: str) -> str:
-    """The document a versioned file name belongs to: "ПМИ_2019-05-04_aa30d6d.docx" -> "ПМИ.docx"."""
+    """The document a versioned file name belongs to: "ПМИ_2021-03-06_c41d2b7.docx" -> "ПМИ.docx"."""
     path = Path(filename)
     stem = _DATED_TAIL.sub("", path.stem)
     stem = _VERSION_TAIL.sub("", stem).rstrip(" _.-") or path.stem

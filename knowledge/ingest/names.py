@@ -1,5 +1,5 @@
 """What a file's path and name say: a document path that stays inside its source, a version
-label and date ("2019-05-04", "v2.3"), a title. Plain text in and out."""
+label and date ("2021-03-06", "v2.3"), a title. Plain text in and out."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def safe_path(path: str) -> str:
 
 
 def label_from_name(filename: str) -> tuple[str, date | None]:
-    """A version label from a file name: a date (2019-05-04) or a version number (v2.3)."""
+    """A version label from a file name: a date (2021-03-06) or a version number (v2.3)."""
     stem = PurePosixPath(filename).stem
     found = _DATE_IN_NAME.search(stem)
     if found:
@@ -30,7 +30,7 @@ def label_from_name(filename: str) -> tuple[str, date | None]:
         except ValueError:
             day = None
         if day is not None:
-            # Two versions can share a date: keep a short tag after it ("2019-05-14 3cba122").
+            # Two versions can share a date: keep a short tag after it ("2021-03-17 5e1f0a9").
             tail = re.sub(r"^[\s_.-]+", "", stem[found.end() :])
             tag = tail if 0 < len(tail) <= 12 and re.fullmatch(r"[\w.-]+", tail) else ""
             return (f"{day.isoformat()} {tag}".strip(), day)

@@ -210,7 +210,7 @@ def store_chunks(
 def document_title(parsed_title: str, filename: str, document: Document) -> str:
     """The parsed title (document metadata, a Title paragraph, a first heading); when the parser
     fell back to the file name, the name of the document's path instead: a version's file is
-    often named after its date or commit ("ПМИ_2019-05-20_8661a18.docx"), its path is not."""
+    often named after its date or commit ("ПМИ_2021-03-23_9b07e3f.docx"), its path is not."""
     title = (parsed_title or "").strip()
     if not title or title in (PurePosixPath(filename).stem, title_from_path(filename)):
         title = title_from_path(document.path) if document.path else title

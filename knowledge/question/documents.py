@@ -2,7 +2,7 @@
 document of a question's reading.
 
 A document is known by its title, its path and the opening of its current version (a title
-page or introduction says "Программа и методика испытаний", "Terms of Service"). GOST document
+page or introduction says "Программа и методика испытаний", "Code of Conduct"). GOST document
 types are often named by abbreviation: "ПМИ" in a file name and "программа и методика
 испытаний" in a question are the same name. Words are compared by a crude stem (first five
 letters, ё as е), weighted by how few candidate documents share them.
@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 # GOST 19/34 document types: abbreviation -> the words it stands for. Other abbreviations of a
-# title ("ToS" for "Terms of Service") are read from the title itself (``acronyms``).
+# title ("CoC" for "Code of Conduct") are read from the title itself (``acronyms``).
 ABBREVIATIONS = {
     "пми": "программа и методика испытаний",
     "тз": "техническое задание",
@@ -81,8 +81,8 @@ _SMALL_WORDS = {"of", "and", "the", "for", "to", "in", "on", "и", "в", "на",
 
 def acronyms(title: str) -> set[str]:
     """The abbreviations a title's words make: the initials of each run of two or more of its
-    words, with and without their small words ("Terms of Service" -> "tos", "ts"; "GitHub Terms
-    of Service" -> "gtos", "gts")."""
+    words, with and without their small words ("Code of Conduct" -> "coc", "cc"; "Python Code
+    of Conduct" -> "pcoc", "pcc")."""
     words = [w.casefold() for w in re.findall(r"[^\W\d_]+", title)]
     found: set[str] = set()
     for start in range(len(words)):

@@ -20,25 +20,41 @@ from knowledge.question.words import (
     is_stop,
 )
 
-# Nouns (and a few verbs) that name a measure, by the kind of value they take: a class of the
-# language's units and measures, not of any question. "Сколько стоит", "какова стоимость",
-# "какой процент", "за какое время", "какого размера", "в каком году", "какой версии".
+# Nouns (and a few verbs) that name a measure, by the kind of value they take ("какая цена
+# доставки", "за какое время", "какой ширины", "в каком году"). Each class is the name of
+# a quantity, the words a dictionary defines by it and the units its values are given in, from
+# the source named beside it; never words picked from questions. The amount of some other
+# thing ("бюджет", "зарплата") is money but not a price: no source puts it in the class.
 MEASURES = {
-    "price": {"цена", "стоимость", "бюджет", "зарплата", "оклад", "стоить", "price", "cost"},
+    # The quantity and its dictionary synonyms (Ожегов: "стоимость" is "цена, денежное
+    # выражение ценности"; "стоить" is "иметь какую-нибудь цену").
+    "price": {"цена", "стоимость", "стоить", "price", "cost"},
+    # The unit of relative quantities in the SI Brochure (9th ed., 5.4.7) and ГОСТ 8.417-2002,
+    # and the quantity it measures, a fraction ("доля").
     "percent": {"процент", "доля", "percent", "percentage"},
-    # "Срок" is a deadline as often as a span ("срок сдачи": 15.05.2018; "срок хранения": 30
-    # дней): either value answers it.
+    # "Срок" is a span and a moment in the dictionary (Ожегов: "определённый промежуток
+    # времени"; "момент, к которому должно совершиться что-нибудь"): either value answers it.
     "deadline": {"срок", "дедлайн", "deadline"},
+    # ISO 80000-3's names of the quantity (time, duration, period), "длиться" (Ожегов defines
+    # it by "продолжаться"), English "how long", and the units of an ISO 8601 duration up to a
+    # month (a year is asked as a year: "в каком году").
     "duration": {"время", "длительность", "продолжительность", "период", "длиться",
                  "минута", "секунда", "час", "день", "неделя", "месяц", "duration", "long"},
+    # ISO 80000-3 and 80000-4 quantities of space and weight, and their common name "size".
     "size": {"размер", "объем", "вес", "длина", "ширина", "высота", "size"},
+    # ISO 8601's calendar date and its parts ("число" is the day of the month).
     "year": {"год", "year"},
     "date": {"дата", "число", "date", "day"},
+    # The portal's own vocabulary: documents have versions.
     "version": {"версия", "version"},
+    # A person is named by a surname (the dictionary's grammeme Surn, "фамилия") or asked by
+    # the role Dublin Core calls the creator of a document ("автор").
     "person": {"автор", "фамилия", "author"},
+    # The named-entity types whose spans answer these kinds (OntoNotes 5.0: GPE "countries,
+    # cities, states", LOC "locations"; ORG "companies, agencies, institutions"), and the
+    # address (vCard's ADR: street, locality, country).
     "place": {"город", "страна", "место", "адрес", "city", "country", "place"},
-    "organisation": {"компания", "организация", "фирма", "company", "organisation",
-                     "organization", "firm"},
+    "organisation": {"компания", "организация", "company", "organisation", "organization"},
 }  # fmt: skip
 _MEASURE_OF = {word: kind for kind, words in MEASURES.items() for word in words}
 
@@ -72,7 +88,7 @@ class Focus:
     asks: str = ""  # the question word ("сколько", "what" ...), "" for none
     kind: str = ""  # the kind of fact asked (number, price, date, person, reason ...), ""
     # What the value is of, when the focus names a measure: "на какой день перенесли
-    # релиз" -> "релиз"; "время отклика страницы" -> "отклик".
+    # релиз" -> "релиз"; "время сборки проекта" -> "сборка".
     topic: str = ""
     # A demonstrative determines it ("сколько занимает такая сборка"): it points back at what
     # the question said before, and names no topic of its own.
@@ -99,7 +115,7 @@ def find_focus(tokens: list[Parsed]) -> Focus:
     if word in ("сколько", "насколько"):
         head = _above_documents(tokens, tokens[wh].head)
         if head >= 0:
-            # The verb it counts with, or the one that verb depends on ("сколько стоит
+            # The verb it counts with, or the one that verb depends on ("сколько будет стоить
             # продлить": a price), says which measure.
             above = tokens[head].head
             kind = (
@@ -115,7 +131,7 @@ def find_focus(tokens: list[Parsed]) -> Focus:
         )
         return _focus(tokens, noun, word, "definition")
     if word == "как":
-        # "Как зовут X", "как называется X": a name is asked; else a way of doing.
+        # "Как его зовут", "как называется X": a name is asked; else a way of doing.
         verb = tokens[tokens[wh].head].lemma if tokens[wh].head >= 0 else ""
         kind = {"звать": "person", "называться": "definition"}.get(verb, "procedure")
     head = tokens[wh].head
@@ -250,7 +266,7 @@ def _focus(tokens: list[Parsed], head: int, asks: str, kind: str) -> Focus:
 
 
 def _measured(tokens: list[Parsed], head: int) -> str:
-    """The thing a measure noun measures: its own noun dependent ("время ответа"), else the
+    """The thing a measure noun measures: its own noun dependent ("время сборки"), else the
     subject or object of the verb it depends on ("на какой день перенесли релиз")."""
     own = [t for t in tokens if t.head == head and t.pos in ("NOUN", "PROPN") and t.rel == "nmod"]
     if own:

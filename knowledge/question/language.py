@@ -13,7 +13,7 @@ import re
 _LETTER = re.compile(r"[^\W\d_]")
 _CYRILLIC = re.compile(r"[А-Яа-яЁё]")
 _LATIN = re.compile(r"[A-Za-z]")
-# A Russian question often names things in Latin letters ("Какие поля у класса Item?"):
+# A Russian question often names things in Latin letters ("Какие методы у класса Order?"):
 # Cyrillic letters make it Russian well before they are half of the letters.
 RUSSIAN_SHARE = 0.3
 SAMPLE = 200_000  # characters of a document looked at

@@ -2,10 +2,11 @@
 
 The router, the chat's version answers and the pages all read a question's versions here:
 
-- commit shas ("8a9cbd3", "0d53f13") and labels ("v2.3", "версия 2.3"): these win over words;
-- dates: "2019-05-14", "14.05.2019", "14 мая 2019", "4 May 2019", "May 4, 2019", "4 и 14 мая
-  2019" (a bare day shares the month), "14 мая" (the year from another date in the question);
-- ordinals within one day: "первая/вторая/третья/последняя версия от 14 мая", "вторая правка
+- commit shas ("5e1f0a9", "c41d2b7") and labels ("v2.3", "версия 2.3"): these win over words;
+- dates: "2021-03-17", "17.03.2021", "17 марта 2021", "6 March 2021", "March 6, 2021", "6 и 17
+  марта 2021" (a bare day shares the month), "17 марта" (the year from another date in the
+  question);
+- ordinals within one day: "первая/вторая/третья/последняя версия от 17 марта", "вторая правка
   того же дня", "the second 2023-12-27 version": each ordinal takes the date it introduces,
   else the nearest;
 - relative words without a date: "предыдущая", "последняя", "первая", "previous", "latest".
@@ -90,7 +91,7 @@ def _date_mentions(text: str) -> list[tuple[int, int, VersionRef]]:
             found.append((m.start(), m.end(), year, month, int(m[day_group])))
             taken.append((m.start(), m.end()))
             bare = _BARE_DAY.search(text[: m.start()])
-            if bare:  # "между 4 и 14 мая": the bare day shares the month and year
+            if bare:  # "между 6 и 17 марта": the bare day shares the month and year
                 found.append((bare.start(), bare.end(), year, month, int(bare[1])))
     years = [y for _, _, y, _, _ in found if y]
     fallback = years[0] if years else (int(_YEAR.search(text)[1]) if _YEAR.search(text) else None)
@@ -134,7 +135,7 @@ def find_refs(text: str) -> list[Mention]:
     for m in shas:
         mentions.append(Mention(m.start(), VersionRef(label=m[1].casefold()), m[1]))
     dates = _date_mentions(text)
-    # "версии 0041435", "версии 4 мая": the number is the id or the date's day, not a label.
+    # "версии 0041435", "версии 6 марта": the number is the id or the date's day, not a label.
     spans = [(m.start(1), m.end(1)) for m in shas] + [(s, e) for s, e, _ in dates]
     for m in _LABEL.finditer(text):
         if not any(s <= m.start(1) < e for s, e in spans):
@@ -199,7 +200,7 @@ def _date_for(text: str, position: int, dates: list) -> tuple[int, int, VersionR
 
 def _strongest(mentions: list[Mention]) -> list[Mention]:
     """Two or more shas or labels name the versions: dates and words beside them only
-    describe those versions ("0d53f13 и 8854f0a, оба от 2020-08-03")."""
+    describe those versions ("c41d2b7 и 9b07e3f, оба от 2022-11-08")."""
     exact = [m for m in mentions if m.ref.label]
     return exact if len(exact) >= 2 else mentions
 

@@ -1,10 +1,10 @@
 """Named things in a question: the words that say *which* thing it is about.
 
-- identifiers (``OnResume``, ``Xamarin.Forms``, ``hse_api``, ``OAuth2``): CamelCase, dotted or
+- identifiers (``OnResume``, ``System.IO``, ``hse_api``, ``OAuth2``): CamelCase, dotted or
   snake_case words, letters mixed with digits;
-- words in Latin letters inside a Russian question (``iOS``, ``Jenkins``, ``flaky``), and
-  capitalised words inside an English sentence (``Apple's`` -> ``Apple``);
-- abbreviations in capitals (``СУБД``), names in quotes («События»), figures (``4.5:1``);
+- words in Latin letters inside a Russian question (``Docker``, ``Jenkins``, ``timeout``), and
+  capitalised words inside an English sentence (``Oracle's`` -> ``Oracle``);
+- abbreviations in capitals (``ЛВС``), names in quotes («Заметки»), figures (``16:9``);
 - placeholders the guard put in place of personal data (``[phone]``).
 
 Pure text rules; the named entities (persons, organisations, places) come from the NER model
@@ -30,7 +30,7 @@ _FIGURE = re.compile(r"\b\d+(?:[.,:]\d+)+\b|\b\d{4}(?:\s\d{4}){1,3}\b")
 
 def is_identifier(word: str) -> bool:
     """CamelCase, dotted or snake_case words, and words mixing letters and digits: names
-    that mean one thing (``OnResume``, ``Xamarin.Forms``, ``hse_api``, ``OAuth2``)."""
+    that mean one thing (``OnResume``, ``System.IO``, ``hse_api``, ``OAuth2``)."""
     return bool(re.search(r"[a-z][A-Z]|\w[._]\w|[A-Za-z]\d|\d[A-Za-z]", word))
 
 
@@ -53,8 +53,8 @@ def named_words(text: str) -> list[str]:
 
 
 def latin_names(text: str) -> list[str]:
-    """The named words of a Russian text written in Latin letters ("поле Link класса Item" ->
-    Link, Item); none for a text without Cyrillic letters."""
+    """The named words of a Russian text written in Latin letters ("метод Save класса Order" ->
+    Save, Order); none for a text without Cyrillic letters."""
     if not _CYRILLIC.search(text):
         return []
     return [w for w in named_words(text) if _LATIN.match(w)]

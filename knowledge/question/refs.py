@@ -1,7 +1,8 @@
 """Reading a version reference a person wrote: a date, a label, or a relative word.
 
-Pure Python: "2019-05-14", "14.05.2019", "14 мая 2019", "4 May 2019", "May 4, 2019", "14 мая"
-(no year), "v2.3", "#3", "3cba122", "previous", "latest", "предыдущая", "последняя", "первая".
+Pure Python: "2021-03-17", "17.03.2021", "17 марта 2021", "6 March 2021", "March 6, 2021",
+"17 марта" (no year), "v2.3", "#3", "5e1f0a9", "previous", "latest", "предыдущая",
+"последняя", "первая".
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ def parse_ref(ref: str | date) -> VersionRef:
 
 def label_matches(label: str, wanted: str) -> bool:
     """A label names the wanted text: equal ignoring case and a leading v ("2.3" = "v2.3"), or
-    one of its words is the wanted tag ("3cba122" in "2019-05-14 3cba122")."""
+    one of its words is the wanted tag ("5e1f0a9" in "2021-03-17 5e1f0a9")."""
     a, b = label.casefold().strip(), wanted.casefold().strip()
     if not a or not b:
         return False
@@ -138,8 +139,8 @@ def resolve(
 ) -> list[V]:
     """The versions (oldest first in ``versions``) the references name, in the order given,
     each once; see ``services.resolve_versions`` for the rules. ``exact``: a date names only a
-    version of that very day ("the versions of 4 and 10 May" compares two versions), not the
-    one in force then ("what did it say on 10 May")."""
+    version of that very day ("the versions of 6 and 17 March" compares two versions), not the
+    one in force then ("what did it say on 17 March")."""
     found: list[V | None] = [_absolute(r, versions, exact=exact) for r in found_refs]
     for index, ref in enumerate(found_refs):
         if ref.relative == LATEST:
@@ -162,7 +163,7 @@ def _absolute(ref: VersionRef, versions: Sequence[V], *, exact: bool = False) ->
     if ref.number is not None:
         return next((v for v in versions if v.number == ref.number), None)
     if ref.day is not None:
-        # Dates tie (two versions of 2019-05-14): the later in the order is that day's version,
+        # Dates tie (two versions of 2021-03-17): the later in the order is that day's version,
         # unless an ordinal says which; a day no version carries names the one in force then.
         same_day = [v for v in versions if v.label_date == ref.day]
         if ref.ordinal:

@@ -37,7 +37,7 @@ DENOTATION_VERBS = frozenset(
      "утверждать", "упоминать", "рассказывать", "mean", "means", "called", "say"}
 )  # fmt: skip
 # Demonstrative determiners: a noun they determine points back at what was said before it
-# ("такой прогон", "этот подход", "подобная проверка"), it does not name a topic of its own.
+# ("такая сборка", "этот подход", "подобная проверка"), it does not name a topic of its own.
 DEMONSTRATIVES = frozenset({"такой", "этот", "тот", "подобный", "данный", "указанный"})
 # Indefinite pronouns and adverbs: an interrogative with -то, -нибудь, -либо ("как-то").
 _INDEFINITE = ("-то", "-нибудь", "-либо")

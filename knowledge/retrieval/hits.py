@@ -29,7 +29,7 @@ class Hit:
     document: str  # the document's title
     source: str
     version_id: int
-    version: str  # the version's label ("v3", "2019-05-14 3cba122")
+    version: str  # the version's label ("v3", "2021-03-17 5e1f0a9")
     section: str
     heading_path: list[str]
     block_type: str

@@ -1,4 +1,4 @@
-"""Versions and documents named in a question ("в версии 2.3", "от 4 мая 2019", "по ТЗ")
+"""Versions and documents named in a question ("в версии 2.3", "от 6 марта 2021", "по ТЗ")
 -> a version or document filter."""
 
 from __future__ import annotations

@@ -179,11 +179,11 @@ def resolve_versions(
 ) -> list[DocumentVersion]:
     """The ready versions of ``document`` that the references name, in the order given.
 
-    A reference is a label ("v2.3", "2019-05-14 3cba122", or a tag of it: "3cba122"), a
-    version number ("#3"), a date (a ``date``, "2019-05-14", "14.05.2019", "14 мая 2019",
-    "4 May 2019", or "14 мая" without a year), or a relative word: "latest"/"последняя"/
+    A reference is a label ("v2.3", "2021-03-17 5e1f0a9", or a tag of it: "5e1f0a9"), a
+    version number ("#3"), a date (a ``date``, "2021-03-17", "17.03.2021", "17 марта 2021",
+    "6 March 2021", or "17 марта" without a year), or a relative word: "latest"/"последняя"/
     "current", "previous"/"предыдущая" (the version before the other version named, else
-    before the latest), "first"/"первая". Dates can tie: of two versions dated 2019-05-14 the
+    before the latest), "first"/"первая". Dates can tie: of two versions dated 2021-03-17 the
     later in the document's order wins; a date no version carries names the version in force
     then (the latest dated on or before it). References that name nothing are left out, and
     a version named twice is listed once.

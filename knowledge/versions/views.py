@@ -142,7 +142,7 @@ def edit_version(request: HtmxHttpRequest, pk: int, vid: int) -> HttpResponse:
         try:
             label_date = date.fromisoformat(raw_date) if raw_date else None
         except ValueError:
-            error = _("The date must look like 2019-05-14.")
+            error = _("The date must look like 2021-03-17.")
         else:
             actions.relabel_version(version, label=label, label_date=label_date, user=request.user)
             audit.record(request, "version-edit", version, label=label, date=str(label_date or ""))

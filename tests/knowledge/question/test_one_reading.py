@@ -11,6 +11,19 @@ from pathlib import Path
 
 import pytest
 
+from knowledge.demo import DEMO_SOURCES
+from knowledge.question import read
+from knowledge.question.documents import ABBREVIATIONS
+from tests.knowledge.question.phrases import (
+    WORD,
+    Runs,
+    figures,
+    fitted_runs,
+    normal,
+    runs_of,
+    same_day,
+)
+
 REPO = Path(__file__).resolve().parents[3]
 PRODUCT = ["portal", "knowledge", "chat", "feedback", "evaluation", "scenarios", "operations"]
 READING = REPO / "knowledge" / "question"
@@ -96,34 +109,97 @@ def test_no_module_outside_the_reading_lists_stop_words():
     assert not found
 
 
-# The GOST 19/34 document types spelled out: a question names a document by them, as the
-# product does ("программа и методика испытаний").
+# The GOST 19/34 document types, spelled out and abbreviated: a question names a document by
+# them, as the product does ("программа и методика испытаний", "по ТЗ").
 GOST_WORDS = {"программа", "программе", "программы", "методика", "методике", "методики",
               "испытаний", "техническое", "техническом", "задание", "задании", "пояснительная",
-              "пояснительной", "записка", "записке", "текст", "и"}  # fmt: skip
+              "пояснительной", "записка", "записке", "текст", "и"} | set(ABBREVIATIONS)  # fmt: skip
 
 
-def _question_trigrams() -> set[str]:
-    trigrams = set()
-    for name in ("kb_dev_ru", "kb_dev2_ru"):
-        for line in (EVAL / name / "questions.jsonl").read_text().splitlines():
-            words = re.findall(r"[а-яёa-z]+", json.loads(line)["question"].casefold())
-            trigrams.update(" ".join(words[i : i + 3]) for i in range(len(words) - 2))
-    return trigrams
+def _lines(name: str, file: str) -> list[dict]:
+    return [json.loads(line) for line in (EVAL / name / file).read_text().splitlines()]
+
+
+def _marked(text: str) -> list[tuple[str, bool]]:
+    """The words of a question, each with whether the reading takes it for a content word (a
+    term of the question; a GOST document name is not one)."""
+    reading = read(text)
+    terms = {term.lemma for term in reading.terms}
+    marked = []
+    for match in WORD.finditer(text):
+        word = normal(match[0])
+        token = next((t for t in reading.tokens if t.start <= match.start() < t.stop), None)
+        marked.append((word, (token.lemma if token else word) in terms and word not in GOST_WORDS))
+    return marked
+
+
+def _evaluation_runs() -> Runs:
+    """Runs of three words of every kb_dev and kb_dev2 question and scenarios_ru change
+    description that hold two Russian words of four letters or more (GOST names aside), and
+    runs of two words of the trick and out-of-domain questions that hold a content word (both
+    words content in a run of Latin letters: a comment says "the best" for other reasons);
+    runs inside the demo's source names ("GitHub Terms of Service") are the corpus's names."""
+    kb = [q for name in ("kb_dev_ru", "kb_dev2_ru") for q in _lines(name, "questions.jsonl")]
+    texts = [q["question"] for q in kb]
+    texts += [case["description"] for case in _lines("scenarios_ru", "cases.jsonl")]
+    three = set()
+    for text in texts:
+        for run in runs_of([normal(w) for w in WORD.findall(text)], 3):
+            long = [w for w in run.split() if len(w) >= 4 and w not in GOST_WORDS]
+            if re.search(r"[а-я]", run) and len(long) >= 2:
+                three.add(run)
+    names = [" ".join(normal(w) for w in WORD.findall(s.name)) for s in DEMO_SOURCES]
+    two = set()
+    for question in (q["question"] for q in kb if q["group"] in ("trick", "out_of_domain")):
+        marked = _marked(question)
+        for (first, a), (second, b) in zip(marked, marked[1:], strict=False):
+            run = f"{first} {second}"
+            content = (a or b) if re.search(r"[а-я]", run) else (a and b)
+            if content and not any(run in name for name in names):
+                two.add(run)
+    return Runs(two | three)
+
+
+def test_the_run_finder_reads_text_and_regular_expressions():
+    runs = Runs(["сколько стоит", "первую версию", "когда вышел релиз"])
+    source = """
+PRICE = re.compile(r"\\bсколько\\s+(?:сто[ия]т|будет)")
+# когда вышел релиз
+FIRST = re.compile(r"(?:перв\\w*|втор\\w*)\\s+верси[яию]")
+PLAIN = re.compile(r"сколько\\s+\\w+")
+"""
+    assert fitted_runs(source, runs) == ["когда вышел релиз", "первую версию", "сколько стоит"]
 
 
 @pytest.mark.skipif(not EVAL.is_dir(), reason="../shared/eval is not beside the checkout")
-def test_no_three_words_of_an_evaluation_question_stand_in_the_product():
-    """The rules read the grammar, not the questions one could see: no run of three words of a
-    kb_dev or kb_dev2 question appears in the code or docstrings of the product."""
-    trigrams = _question_trigrams()
+def test_no_run_of_an_evaluation_question_stands_in_the_product():
+    """The rules read the grammar, not the questions one could see: no run of words of an
+    evaluation question (``_evaluation_runs``) stands in the code, comments, docstrings or
+    regular expressions of the product."""
+    runs = _evaluation_runs()
+    found = [
+        f"{path.relative_to(REPO)}: {run}"
+        for path in _modules() + list(READING.rglob("*.py"))
+        for run in fitted_runs(path.read_text(), runs)
+    ]
+    assert not found
+
+
+@pytest.mark.skipif(not EVAL.is_dir(), reason="../shared/eval is not beside the checkout")
+def test_no_commit_id_or_date_of_an_evaluation_question_stands_in_the_product():
+    """Examples of version references are made up: none names a commit or a day an
+    evaluation question names."""
+    questions = [
+        q["question"] for n in ("kb_dev_ru", "kb_dev2_ru") for q in _lines(n, "questions.jsonl")
+    ]
+    shas, dates = figures("\n".join(questions))
     found = []
     for path in _modules() + list(READING.rglob("*.py")):
-        words = re.findall(r"[а-яёa-z]+", path.read_text().casefold())
-        for i in range(len(words) - 2):
-            run = " ".join(words[i : i + 3])
-            # Runs of Russian words only: English code says "the version of" for other reasons.
-            long = [w for w in run.split() if len(w) >= 4 and w not in GOST_WORDS]
-            if run in trigrams and re.search(r"[а-яё]", run) and len(long) >= 2:
-                found.append(f"{path.relative_to(REPO)}: {run}")
+        own_shas, own_dates = figures(path.read_text())
+        found += [f"{path.relative_to(REPO)}: {sha}" for sha in sorted(own_shas & shas)]
+        found += [
+            f"{path.relative_to(REPO)}: {day}"
+            for day in sorted(own_dates, key=str)
+            if any(same_day(day, asked) for asked in dates)
+        ]
     assert not found
