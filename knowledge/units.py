@@ -21,7 +21,7 @@ from knowledge.tables import markdown_cells
 # (``knowledge.ingest.second``).
 CUTTING = 2
 
-# A sentence ends at . ! ? … before a capital letter, a quote or a bracket: "6–8 ч. в среднем",
+# A sentence ends at . ! ? … before a capital letter, a quote or a bracket: "6–8 ч. на стенде",
 # "т.е. долго" and "версия 2.3" go on.
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+(?=[A-ZА-ЯЁ«\"“(\[*])")
 _WORD = re.compile(r"[^\W\d_][\w-]*", re.UNICODE)
@@ -53,8 +53,7 @@ class Unit:
 
     def lemmas(self) -> frozenset[str]:
         """The unit's lemmas and words as written (casefolded)."""
-        words = self.words
-        return frozenset({lemma(w) for w in words} | {w.casefold() for w in words})
+        return frozenset({lemma(w) for w in self.words} | {w.casefold() for w in self.words})
 
     @property
     def embed_text(self) -> str:
