@@ -46,6 +46,7 @@ class Unit:
     head: tuple[str, ...] = ()  # a table row: its table's header row(s) and rule
     row: str = ""  # a table row: the row itself
     captions: bool = False  # a line right above a table: its caption, said with its rows
+    items: int = 0  # a list item: the number of its list in the text (0: not an item)
 
     @property
     def words(self) -> list[str]:
@@ -80,8 +81,10 @@ def units(text: str) -> list[Unit]:
     rows = 0
     last_text = ""
     outside = ""  # the heading the table stands under (its title rows head only its rows)
+    lists, in_list = 0, False  # the lists met so far; whether the last text line was an item
     for line in text.split("\n"):
         if _ROW.match(line):
+            in_list = False
             if not head:
                 head, rows, outside = [line], 0, heading
             elif len(head) == 1 and _RULE.match(line):
@@ -117,15 +120,21 @@ def units(text: str) -> list[Unit]:
             head, heading = [], outside
         found = _HEADING.match(line)
         if found:
+            in_list = False
             heading = (found["hash"] or found["bold"] or "").strip()
             continue
         stripped = _ITEM.sub("", line).strip()
         if not stripped:
             continue
+        if _ITEM.match(line):
+            lists += 0 if in_list else 1
+            in_list = True
+        else:
+            in_list = False
         last_text = stripped
         for sentence in _SENTENCE.split(stripped):
             if sentence.strip():
-                out.append(Unit(len(out), sentence.strip(), heading))
+                out.append(Unit(len(out), sentence.strip(), heading, items=lists * in_list))
     return out
 
 

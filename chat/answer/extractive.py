@@ -237,10 +237,22 @@ def _choose(scored: list[Scored], limit: int, *, lead: Scored | None) -> list[Sc
         ranked = [after, *[s for s in ranked if s is not after]]  # its next sentence goes on
     else:
         after = None
+    listed = _list_of(first, by_order)
+    if listed:
+        # An item of a list, or the sentence that opens one ("Есть три типа:"), answers with
+        # the list ("какие подходы бывают"): its items go first, best first, whatever their
+        # own score.
+        siblings = sorted(
+            (s for s in scored if s.unit.items == listed and s is not first),
+            key=lambda s: (-s.score, s.unit.order),
+        )
+        ranked = [*siblings, *[s for s in ranked if s not in siblings]]
+        after = None
     for item in ranked:
         if len(chosen) >= UNITS:
             break
-        if item is first or (item.relevance < floor and item is not after):
+        sibling = listed and item.unit.items == listed
+        if item is first or (item.relevance < floor and item is not after and not sibling):
             continue
         length = _length(item.unit, heads)
         if used + length > limit:
@@ -258,6 +270,17 @@ def _choose(scored: list[Scored], limit: int, *, lead: Scored | None) -> list[Sc
         rest.remove(before_first)
         return [before_first, first, *rest]
     return [first, *rest]
+
+
+def _list_of(first: Scored, by_order: dict[int, Scored]) -> int:
+    """The list a unit belongs to, or opens when it ends with a colon and a list follows it
+    (0: none)."""
+    if first.unit.items:
+        return first.unit.items
+    after = by_order.get(first.unit.order + 1)
+    if first.unit.text.rstrip().endswith(":") and after is not None and after.unit.items:
+        return after.unit.items
+    return 0
 
 
 def _length(unit: Unit, heads: set[str]) -> int:
