@@ -87,6 +87,7 @@ class Scored:
     words: float  # the share of the question's word weight it holds
     value: bool  # states a value of a kind asked
     relevance: float = 0.0  # the score without the search's order (what the unit itself holds)
+    labelled: bool = False  # a table row labelled with what the question names
 
 
 def _score_units(
@@ -116,7 +117,9 @@ def _score_units(
         relevance = words + near + 0.35 * named + 0.25 * heading + 0.35 * value + label
         if not quotable(unit) or unit.captions:
             relevance *= 0.5  # a label, a list of links; a caption comes with its table's rows
-        scored.append(Scored(passage_index, unit, relevance + prior, words, value, relevance))
+        scored.append(
+            Scored(passage_index, unit, relevance + prior, words, value, relevance, label > 0)
+        )
     for i, item in enumerate(scored[:-1]):
         after = scored[i + 1]
         if item.unit.asks and not after.unit.asks and after.score < item.score:
@@ -254,6 +257,8 @@ def _choose(scored: list[Scored], limit: int, *, lead: Scored | None) -> list[Sc
         sibling = listed and item.unit.items == listed
         if item is first or (item.relevance < floor and item is not after and not sibling):
             continue
+        if first.labelled and item.unit.table and not item.labelled:
+            continue  # the question names its row ("поле Link"): that row, not its neighbours
         length = _length(item.unit, heads)
         if used + length > limit:
             continue

@@ -191,15 +191,13 @@ def _missing_exists(model_id: str) -> bool:
 
 
 def stored_vectors(chunk_ids: list[int], model_id: str = SECOND_MODEL_ID) -> dict[int, np.ndarray]:
-    """The unit vectors of these chunks (those that have them, of this model and of the text's
-    cutting today): chunk id -> (units x dimensions), in the units' order."""
+    """The unit vectors of these chunks (those that have them, of this model and of today's
+    cutting): chunk id -> (units x dimensions), in the units' order. A chunk's text never
+    changes once stored (a new version stores new chunks), so the cutting's version is all
+    there is to check."""
     if not chunk_ids:
         return {}
-    rows = ChunkVector.objects.filter(chunk_id__in=chunk_ids, model_id=model_id).values_list(
-        "chunk_id", "units_key", "count", "vectors", "chunk__text"
-    )
-    found = {}
-    for pk, key, count, data, text in rows:
-        if count and key == units_key(units(text)):
-            found[pk] = unpack(data, count)
-    return found
+    rows = ChunkVector.objects.filter(
+        chunk_id__in=chunk_ids, model_id=model_id, cutting=CUTTING
+    ).values_list("chunk_id", "count", "vectors")
+    return {pk: unpack(data, count) for pk, count, data in rows if count}

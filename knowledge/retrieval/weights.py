@@ -78,9 +78,10 @@ class Fusion:
     label_candidates: int = setting("KB_SEARCH_LABEL_CANDIDATES", 12, minimum=0)
     # The ranking score's share for the chunk's best unit in e5's space (its meaning score,
     # ``Meaning``); 0: the second vectors rank nothing (the answer check and the quotes still
-    # read them). retrieval.py: XQuAD ru MRR 0.957 -> 0.972 at 0.1; retrieval_kb.py: kb_dev
-    # final R@5 0.843 -> 0.857 (0.2: fewer facts in the top 3) (RESULTS.md 12-03).
-    meaning_weight: float = setting("KB_SEARCH_MEANING_WEIGHT", 0.1)
+    # read them). Off: at 0.1 retrieval.py's XQuAD ru MRR 0.957 -> 0.972 and retrieval_kb.py's
+    # kb_dev final R@5 0.843 -> 0.857, but retrieval_sec.py's final figure 95.9 -> 92.8 %
+    # (RESULTS.md 12-03); a knowledge base of one language and style may turn it on.
+    meaning_weight: float = setting("KB_SEARCH_MEANING_WEIGHT", 0.0)
 
 
 @dataclass(frozen=True)

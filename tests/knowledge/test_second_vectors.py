@@ -15,7 +15,7 @@ from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.registration import register_file
 from knowledge.models import Chunk, ChunkVector, Source
 from knowledge.retrieval.search import search
-from knowledge.units import units
+from knowledge.units import CUTTING, units
 
 PAGE = """# Стенд нагрузочного тестирования
 
@@ -126,12 +126,15 @@ def test_vectors_of_another_model_are_replaced_and_never_read(e5):
 
 
 @pytest.mark.django_db
-def test_vectors_of_another_cutting_of_the_text_are_not_read(e5):
+def test_vectors_of_another_cutting_of_the_text_are_not_read_and_are_made_again(e5):
     version = add_version(PAGE)
     second.fill_second_vectors(e5)
     chunk = Chunk.objects.filter(version=version, searchable=True).first()
-    ChunkVector.objects.filter(chunk=chunk).update(units_key="0" * 40)
+    ChunkVector.objects.filter(chunk=chunk).update(cutting=CUTTING - 1)
     assert chunk.pk not in second.stored_vectors([chunk.pk])
+    assert second.progress().done == second.progress().total - 1
+    done, _ = second.fill_second_vectors(e5)
+    assert done == 1 and chunk.pk in second.stored_vectors([chunk.pk])
 
 
 @pytest.mark.django_db

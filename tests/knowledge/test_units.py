@@ -98,7 +98,9 @@ def test_a_title_row_inside_a_table_heads_the_rows_below_it_with_their_own_colum
 
 
 def test_the_items_of_one_list_share_its_number():
-    found = units("Вступление.\n\n- первый пункт\n- второй пункт\n\nТекст между.\n\n1. другой список")
+    found = units(
+        "Вступление.\n\n- первый пункт\n- второй пункт\n\nТекст между.\n\n1. другой список"
+    )
     numbers = {u.text: u.items for u in found}
     assert numbers["Вступление."] == 0 and numbers["Текст между."] == 0
     assert numbers["первый пункт"] == numbers["второй пункт"] != numbers["другой список"] > 0
