@@ -47,7 +47,9 @@ def test_the_answers_prompt_fences_closing_tags_in_any_case_and_spacing(
     assert "‹/SOURCES›" in prompt and "‹/sources ›" in prompt
 
 
-@pytest.mark.parametrize("text", [">>>>>", "<<<<<", ">>>>", "x>>>>>>y", "＞＞＞＞＞", ">\u200b>>>>"])
+@pytest.mark.parametrize(
+    "text", [">>>>>", "<<<<<", ">>>>", "x>>>>>>y", "＞＞＞＞＞", ">\u200b>>>>"]
+)
 def test_no_run_of_brackets_survives_the_fence(text):
     from chat.answer.prompts import fence
 
