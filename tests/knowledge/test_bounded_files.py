@@ -197,6 +197,42 @@ def test_a_hard_link_to_a_file_outside_a_scanned_folder_is_not_read(
     assert "hard link to a file outside this folder" in refused[0]["error"]
 
 
+@pytest.mark.parametrize("swap", ["symlink", "hard link", "folder link"])
+def test_a_file_swapped_after_the_drop_folders_listing_is_not_read(
+    db, tmp_path, settings, monkeypatch, swap
+):
+    """The race of a scan: the listing checks a file, then someone swaps it for a link to the
+    portal's secret key (or its folder for a link to another), before it is read. The swap is
+    made at that exact moment, between the listing and the read, by wrapping the listing."""
+    from knowledge.ingest import dropfolder
+
+    secret = tmp_path / "var" / "secret_key"
+    secret.parent.mkdir()
+    secret.write_text("django-insecure-swapped-in-secret-key-value")
+    drop = tmp_path / "private_knowledge"
+    (drop / "team").mkdir(parents=True)
+    (drop / "team" / "notes.txt").write_text("Планёрка по понедельникам в десять.")
+    settings.DROP_FOLDER = drop
+    listing = dropfolder.iter_document_files
+
+    def listed_then_swapped(root, **options):
+        for path, relative, problem in listing(root, **options):
+            if swap == "folder link":
+                (drop / "team").rename(drop / "moved")
+                (tmp_path / "var" / "notes.txt").write_text(secret.read_text())
+                (drop / "team").symlink_to(tmp_path / "var", target_is_directory=True)
+            else:
+                path.unlink()
+                path.symlink_to(secret) if swap == "symlink" else os.link(secret, path)
+            yield path, relative, problem
+
+    monkeypatch.setattr(dropfolder, "iter_document_files", listed_then_swapped)
+    report = dropfolder.sync_drop_folder()
+    stored = [v.file.read() for v in DocumentVersion.objects.all()]
+    assert not any(b"secret-key-value" in data for data in stored)
+    assert report.refused and "replaced" in report.refused[0][1]
+
+
 def test_a_version_whose_runs_keep_dying_is_given_up_on(db, settings):
     """A run killed past the hard limit leaves its version active; the stall recovery takes it
     up again, but the third run in a row that died ends it as failed, with the reason."""
