@@ -15,6 +15,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -160,6 +161,20 @@ class Source(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        # A name that reads like another source's ("Secret\u00a0A", "Ѕecret A" beside
+        # "Secret A") would pass its documents off as that source's: which one stays unsaid.
+        others = Source.objects.exclude(pk=self.pk) if self.pk else Source.objects.all()
+        other = others.named_like(self.name) if self.name.strip() else None
+        if other is not None and other.name != self.name:
+            raise ValidationError(
+                {
+                    "name": _(
+                        "Another source's name looks the same; choose one that reads differently."
+                    )
+                }
+            )
 
     @property
     def is_syncing(self) -> bool:

@@ -135,6 +135,39 @@ def test_staff_cannot_upload_into_or_reindex_a_source_they_may_not_read(client, 
     assert Source.objects.filter(name="Carol's notes").exists()
 
 
+LOOK_ALIKES = [
+    "Board\u00a0minutes",  # a no-break space
+    "Board minutes\u200b",  # a zero-width space
+    "\u0412oard minutes",  # a Cyrillic В
+    "Вoаrd mіnutes",  # Cyrillic В, а, і
+    "Board\u3164minutes",  # HANGUL FILLER for the space
+    "ＢＯＡＲＤ  MINUTES",  # fullwidth, two spaces
+]
+
+
+@pytest.mark.parametrize("name", LOOK_ALIKES)
+def test_a_source_named_like_an_existing_one_is_that_source(client, carol, alice, board, name):
+    """The upload form's new source, the admin and the command line: a name that only looks
+    different from a restricted source's is not a new source beside it."""
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    client.force_login(carol)
+    forged = SimpleUploadedFile("minutes.txt", b"Budget: zero.")
+    client.post("/documents/upload/", {"files": [forged], "new_source": name})
+    assert list(Source.objects.values_list("name", flat=True)) == ["Board minutes"]
+    assert DocumentVersion.objects.filter(document__source=board).count() == 1
+    with pytest.raises(CommandError, match="looks the same"):
+        call_command("source", "add", name, "--kind=folder", "--url=/srv/wiki")
+    client.force_login(alice)
+    response = client.post(
+        "/admin/knowledge/source/add/",
+        {"name": name, "kind": "uploads", "priority": 1, "history_depth": 1},
+    )
+    assert response.status_code == 200 and "looks the same" in response.content.decode()
+    assert Source.objects.count() == 1
+
+
 def test_a_test_analysis_rechecks_its_readers_access_when_opened_and_exported(client, bob, board):
     document = Document.objects.get(source=board)
     url = f"/documents/{document.pk}/?version=1&chunk=1#chunk-1"
