@@ -304,6 +304,10 @@ LOGIN_LOCKOUT_MINUTES = env_int("KB_LOGIN_LOCKOUT_MINUTES", 15, minimum=1)  # th
 # Failed sign-ins of one account (from anywhere) that alert staff; never a lock.
 LOGIN_ALERT_FAILURES = env_int("KB_LOGIN_ALERT_FAILURES", 50, minimum=2)
 LOGIN_ALERT_MINUTES = env_int("KB_LOGIN_ALERT_MINUTES", 60, minimum=1)
+# The account's ceiling: this many attempts within KB_LOGIN_ALERT_MINUTES from addresses it has
+# not signed in from (in 30 days), then such addresses are refused unchecked until the period
+# ends; its owner's own addresses are still checked (portal.signin).
+LOGIN_ACCOUNT_FAILURES = env_int("KB_LOGIN_ACCOUNT_FAILURES", 20, minimum=1)
 # Proxies whose X-Forwarded-For is believed (addresses or networks); empty: none, the socket's
 # address is the client's (portal.addresses).
 TRUSTED_PROXIES = env_list("KB_TRUSTED_PROXIES")
