@@ -176,6 +176,10 @@ class Source(models.Model):
                 }
             )
 
+    def audit_sources(self) -> list[int]:
+        """The sources an audit event about this row is about (``portal.admin_audit``)."""
+        return [self.pk]
+
     @property
     def is_syncing(self) -> bool:
         return self.last_sync_status in self.SYNC_ACTIVE
@@ -239,6 +243,9 @@ class Document(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    def audit_sources(self) -> list[int]:
+        return [self.source_id]
 
     @property
     def effective_role(self) -> str:
@@ -369,6 +376,9 @@ class DocumentVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.document} · {self.display_label}"
+
+    def audit_sources(self) -> list[int]:
+        return [self.document.source_id]
 
     @property
     def display_label(self) -> str:
@@ -589,3 +599,6 @@ class Synonym(models.Model):
     def save(self, *args, **kwargs) -> None:
         self.term, self.equivalent = key(self.term), normalise(self.equivalent)
         super().save(*args, **kwargs)
+
+    def audit_sources(self) -> list[int]:
+        return [self.document.source_id] if self.document_id else []

@@ -18,15 +18,17 @@ from portal.models import AuditEvent
 from portal.params import within_dates
 
 
-def audit_queryset(params):
-    """Events filtered by action, user name, text and a date range (bad values ignored)."""
-    events = AuditEvent.objects.all()
+def audit_queryset(params, viewer):
+    """Events filtered by action, user name, text and a date range (bad values ignored), each
+    marked ``hidden`` when it is about a source ``viewer`` may not read (then its text matches
+    no filter either)."""
+    events = AuditEvent.objects.with_access(viewer)
     if params.get("action") in ACTIONS:
         events = events.filter(action=params["action"])
     if params.get("user"):
         events = events.filter(actor_name__iexact=params["user"].strip())
     if params.get("q"):
-        events = events.filter(target__icontains=params["q"].strip())
+        events = events.text_contains(params["q"].strip())
     return within_dates(events, params, "at")
 
 
@@ -34,7 +36,7 @@ def audit_queryset(params):
 @require_GET
 def audit_log(request: HttpRequest) -> HttpResponse:
     """Who did what, when and from where; ``?format=csv`` downloads the same selection."""
-    events = audit_queryset(request.GET)
+    events = audit_queryset(request.GET, request.user)
     if request.GET.get("format") == "csv":
         return _csv(events)
     page = Paginator(events, 100).get_page(request.GET.get("page"))
@@ -45,6 +47,10 @@ def audit_log(request: HttpRequest) -> HttpResponse:
     )
 
 
+# In the CSV, instead of the target and detail of an event about a source the viewer may not read.
+HIDDEN = "(about a source you may not read)"
+
+
 def _csv(events) -> HttpResponse:
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="audit-log.csv"'
@@ -52,13 +58,18 @@ def _csv(events) -> HttpResponse:
     writer = csv.writer(response, quoting=csv.QUOTE_ALL)
     writer.writerow(["when", "who", "action", "what", "detail", "from"])
     for event in events.iterator():
+        what, detail = (
+            (HIDDEN, "")
+            if event.hidden
+            else (event.target, json.dumps(event.detail, ensure_ascii=False))
+        )
         writer.writerow(
             [
                 event.at.isoformat(),
                 cell(event.actor_name),
                 cell(event.action),
-                cell(event.target),
-                cell(json.dumps(event.detail, ensure_ascii=False)),
+                cell(what),
+                cell(detail),
                 event.address or "",
             ]
         )
