@@ -36,12 +36,19 @@ def _error(message: str, status: int = 400) -> JsonResponse:
 @require_POST
 def ask_api(request: HttpRequest) -> JsonResponse:
     try:
-        body = json.loads(request.body or b"{}")
+        # NaN and Infinity are no JSON (RFC 8259), though Python's parser takes them.
+        body = json.loads(request.body or b"{}", parse_constant=_no_constant)
     except (ValueError, RecursionError):
         return _error(_('The body must be JSON: {"question": "..."}'))
-    question = str(body.get("question") or "").strip() if isinstance(body, dict) else ""
+    if not isinstance(body, dict):
+        return _error(_('The body must be JSON: {"question": "..."}'))
     if reason := unstorable(body):  # the request guard refuses it first; never stored anyway
         return _error(_("The body holds text that cannot be stored: %(what)s.") % {"what": reason})
+    # Text only: a list, an object or a number is not a question ("['a']" was asked as one).
+    for name in ("question", "profile"):
+        if body.get(name) is not None and not isinstance(body[name], str):
+            return _error(_("%(name)s must be text.") % {"name": name})
+    question = (body.get("question") or "").strip()
     if not question:
         return _error(_("question is required."))
     if len(question) > MAX_QUESTION_CHARS:
@@ -64,6 +71,10 @@ def ask_api(request: HttpRequest) -> JsonResponse:
         message_json(message, base_url=request.build_absolute_uri("/").rstrip("/")),
         json_dumps_params={"ensure_ascii": False},
     )
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
 
 
 def _conversation(request: HttpRequest, body: dict) -> Conversation | JsonResponse:

@@ -8,10 +8,12 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
 from chat.moderation.match import pattern_problems
 from chat.querysets import MessageQuerySet
+from knowledge.models import Document
 
 DEFAULT_REFUSAL = "В документах базы знаний нет ответа на этот вопрос."
 
@@ -223,6 +225,17 @@ class Message(models.Model):
     topic_kind = models.CharField(
         max_length=20, choices=TopicKind.choices, blank=True, default=TopicKind.NONE
     )
+    # A clarification or a refusal stores no sources, yet its tiles show titles and headings of
+    # documents: who may see the turn is decided by these as by its sources (chat.querysets).
+    tile_documents = models.ManyToManyField(
+        "knowledge.Document",
+        blank=True,
+        related_name="+",
+        help_text=_(
+            "The documents its tiles came from (a clarification's candidates, a refusal's near "
+            "misses and the passages it was checked against)."
+        ),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -240,6 +253,13 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return self.question[:80]
+
+    def audit_sources(self) -> list[int]:
+        """The sources of the documents the turn touches (``portal.admin_audit``)."""
+        touched = Q(pk__in=self.sources.values("document_id")) | Q(
+            pk__in=self.tile_documents.values("pk")
+        )
+        return sorted(set(Document.objects.filter(touched).values_list("source_id", flat=True)))
 
 
 class MessageSource(models.Model):

@@ -1,10 +1,13 @@
 """Who may read a turn of a conversation; every rule about messages' visibility lives here.
 
-A message shows text of the documents it was answered from (its answer, quotes, source titles,
-topics). A viewer may read it when they may read every one of those documents
-(``knowledge.querysets``: restricted sources, private ones); otherwise pages about it say that it
-is about a source they may not read, without its text. The asker is held to the same rule when
-their answer is shown again (``chat.answer.presenting.readable_sources``).
+A message shows text of the documents it touches: those it was answered from (its answer,
+quotes, source titles, topics) and those its tiles came from (a clarification's titles and
+headings, a refusal's near misses: ``Message.tile_documents``). A viewer may read it when they
+may read every one of those documents (``knowledge.querysets``: restricted sources, private
+ones); otherwise pages about it say that it is about a source they may not read, without its
+text. The asker is held to the same rule when their answer is shown again
+(``chat.answer.presenting.readable_sources``). Ratings, regression cases, evaluation results
+and audit details that come from a message follow this rule (their querysets call it).
 """
 
 from __future__ import annotations
@@ -15,16 +18,22 @@ from django.db.models import Exists, OuterRef, Q, Value
 from knowledge.models import Document
 
 
-def unreadable_sources_of(user, messages: type[models.Model], message_ref: str = "pk") -> Exists:
-    """True for a message (``message_ref`` names it from the outer query) citing a document
-    ``user`` may not read. ``messages`` is the ``Message`` model: its sources are reached
-    through its relation, as ``chat.models`` imports this module."""
+def unreadable_sources_of(user, messages: type[models.Model], message_ref: str = "pk") -> Q:
+    """True for a message (``message_ref`` names it from the outer query) touching a document
+    ``user`` may not read: one it cites, or one its tiles came from. ``messages`` is the
+    ``Message`` model: its sources are reached through its relations, as ``chat.models``
+    imports this module."""
     cited = messages._meta.get_field("sources").related_model
+    tiles = messages._meta.get_field("tile_documents").remote_field.through
     readable = Document.objects.visible_to(user).values("pk")
-    return Exists(
-        cited.objects.filter(message=OuterRef(message_ref), document__isnull=False).exclude(
-            document__in=readable
+    return Q(
+        Exists(
+            cited.objects.filter(message=OuterRef(message_ref), document__isnull=False).exclude(
+                document__in=readable
+            )
         )
+    ) | Q(
+        Exists(tiles.objects.filter(message=OuterRef(message_ref)).exclude(document__in=readable))
     )
 
 

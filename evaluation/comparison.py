@@ -16,6 +16,11 @@ class Pair:
     b: EvalResult | None
 
     @property
+    def hidden(self) -> bool:
+        """Either run's answer touches a source the viewer may not read (``with_access``)."""
+        return any(getattr(r, "hidden", False) for r in (self.a, self.b))
+
+    @property
     def verdict(self) -> str:
         """worse / better (ok lost or gained), changed (same verdict, another outcome, first
         source or pair), same; only-a / only-b for questions one run lacks."""
@@ -37,11 +42,16 @@ class Pair:
 ORDER = ("worse", "better", "changed", "only-a", "only-b")
 
 
-def compare_runs(a: EvalRun, b: EvalRun) -> dict[str, list[Pair]]:
+def compare_runs(a: EvalRun, b: EvalRun, *, viewer=None) -> dict[str, list[Pair]]:
     """verdict -> the questions with that verdict (``same`` left out), in the first run's order,
-    each list sorted by group."""
-    first = {r.case_id: r for r in a.results.all()}
-    second = {r.case_id: r for r in b.results.all()}
+    each list sorted by group; with ``viewer``, each result marked ``hidden`` when it touches a
+    source they may not read (the pages show such a pair without its text)."""
+
+    def results(run: EvalRun):
+        return run.results.with_access(viewer) if viewer is not None else run.results.all()
+
+    first = {r.case_id: r for r in results(a)}
+    second = {r.case_id: r for r in results(b)}
     ids = list(first) + [i for i in second if i not in first]
     found: dict[str, list[Pair]] = {v: [] for v in ORDER}
     for case_id in ids:

@@ -11,7 +11,8 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from evaluation.querysets import RegressionCaseQuerySet
+from evaluation.querysets import EvalResultQuerySet, RegressionCaseQuerySet
+from knowledge.models import Source
 
 
 class RegressionCase(models.Model):
@@ -59,6 +60,14 @@ class RegressionCase(models.Model):
 
     def __str__(self) -> str:
         return self.question[:80]
+
+    def audit_sources(self) -> list[int]:
+        """The sources of its answer and of its gold documents ("source/path")."""
+        named = Source.objects.filter(
+            name__in=[g.split("/", 1)[0] for g in self.gold_docs or [] if isinstance(g, str)]
+        )
+        found = set(named.values_list("pk", flat=True))
+        return sorted(found | set(self.message.audit_sources() if self.message else []))
 
     @property
     def case_id(self) -> str:
@@ -137,6 +146,8 @@ class EvalResult(models.Model):
     message = models.ForeignKey(
         "chat.Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+
+    objects = EvalResultQuerySet.as_manager()
 
     class Meta:
         ordering = ["run", "position"]

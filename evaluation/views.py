@@ -6,7 +6,6 @@ from __future__ import annotations
 from django.contrib import messages as flash
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -101,7 +100,9 @@ def run_page(request: HttpRequest, pk: int) -> HttpResponse:
     """One run: what it was made with, its figures per group, its questions with filters."""
     _staff_only(request)
     run = get_object_or_404(EvalRun.objects.select_related("user"), pk=pk)
-    results = run.results.all()
+    # A run asked as a reader of a restricted source holds its text: each result is shown only
+    # to those who may read every source it touches (evaluation.querysets).
+    results = run.results.with_access(request.user)
     params = request.GET
     if params.get("group"):
         results = results.filter(group=params["group"])
@@ -110,7 +111,7 @@ def run_page(request: HttpRequest, pk: int) -> HttpResponse:
     if params.get("ok") in ("yes", "no"):
         results = results.filter(ok=params["ok"] == "yes")
     if query := (params.get("q") or "").strip():
-        results = results.filter(Q(question__icontains=query) | Q(case_id__icontains=query))
+        results = results.text_contains(query)
     groups = run.metrics.get("groups", {})
     return render(
         request,
@@ -136,7 +137,7 @@ def compare_page(request: HttpRequest) -> HttpResponse:
     a = get_object_or_404(EvalRun, pk=id_param(request.GET.get("a")) or 0)
     b = get_object_or_404(EvalRun, pk=id_param(request.GET.get("b")) or 0)
     rows = headline_rows(a.metrics.get("headline", {}), b.metrics.get("headline", {}))
-    changes = comparison.compare_runs(a, b)
+    changes = comparison.compare_runs(a, b, viewer=request.user)
     return render(
         request,
         "evaluation/compare.html",
@@ -176,10 +177,15 @@ def cases_page(request: HttpRequest) -> HttpResponse:
 @require_POST
 def toggle_case(request: HttpRequest, pk: int) -> HttpResponse:
     _staff_only(request)
-    case = get_object_or_404(RegressionCase, pk=pk)
+    case = get_object_or_404(RegressionCase.objects.readable_by(request.user), pk=pk)
     case.active = not case.active
     case.save(update_fields=["active", "updated_at"])
-    audit.record(request, "regression_case", f"{'on' if case.active else 'off'} #{case.pk}")
+    audit.record(
+        request,
+        "regression_case",
+        f"{'on' if case.active else 'off'} #{case.pk}",
+        sources=case.audit_sources(),
+    )
     return redirect(reverse("evaluation_cases"))
 
 
@@ -187,7 +193,9 @@ def toggle_case(request: HttpRequest, pk: int) -> HttpResponse:
 def add_message(request: HttpRequest, pk: int) -> HttpResponse:
     """A journal entry into the regression set, with what the portal should have done."""
     _staff_only(request)
-    message = get_object_or_404(Message, pk=pk)
+    # Only a turn the staff member may read whole: a case shows its question and, once run,
+    # the answer (chat.querysets).
+    message = get_object_or_404(Message.objects.readable_by(request.user), pk=pk)
     behaviour = request.POST.get("behaviour", "answer")
     if behaviour not in GROUP_OF_BEHAVIOUR:
         flash.error(request, gettext("Choose answer, refusal or clarification."))
@@ -198,6 +206,11 @@ def add_message(request: HttpRequest, pk: int) -> HttpResponse:
         behaviour=behaviour,
         expected_answer=(request.POST.get("expected_answer") or "")[:5000],
     )
-    audit.record(request, "regression_case", f"from message #{pk} -> case #{case.pk}")
+    audit.record(
+        request,
+        "regression_case",
+        f"from message #{pk} -> case #{case.pk}",
+        sources=message.audit_sources(),
+    )
     flash.success(request, gettext("Added to the regression set as case %(pk)s.") % {"pk": case.pk})
     return redirect(reverse("journal_entry", args=[pk]))

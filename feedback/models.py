@@ -72,6 +72,9 @@ class Rating(models.Model):
     def __str__(self) -> str:
         return f"{self.get_value_display()}: {self.message}"
 
+    def audit_sources(self) -> list[int]:
+        return self.message.audit_sources()
+
     def reason_labels(self) -> list[str]:
         labels = dict(self.Reason.choices)
         return [labels.get(r, r) for r in self.reasons]

@@ -68,7 +68,7 @@ def analytics_report(filters: analytics.ReportFilters, *, viewer, embedder=None)
         "least_used": least_used,
         "never_used": never,
         "never_used_total": never_total,
-        "gaps": content_gaps(questions, embedder),
+        "gaps": content_gaps(questions.readable_by(viewer), embedder),
         **topics_report(questions.readable_by(viewer), days),
         "stages": stages,
         "latency_chart": mark_safe(

@@ -77,12 +77,12 @@ class SourceAdmin(AuditedModelAdmin):
 
     @admin.action(description=_("Sync now"))
     def sync_now(self, request, queryset) -> None:
-        queued = [s.name for s in queryset.exclude(connector="") if request_sync(s)]
-        for name in queued:
-            audit.record(request, "source-sync", name, queued=True)
+        queued = [(s.pk, s.name) for s in queryset.exclude(connector="") if request_sync(s)]
+        for pk, name in queued:
+            audit.record(request, "source-sync", name, sources=[pk], queued=True)
         self.message_user(
             request,
-            gettext("Syncing: %(sources)s.") % {"sources": ", ".join(queued)}
+            gettext("Syncing: %(sources)s.") % {"sources": ", ".join(n for _, n in queued)}
             if queued
             else gettext("Nothing to sync (already under way, or no connector)."),
         )
@@ -93,7 +93,13 @@ class SourceAdmin(AuditedModelAdmin):
         super().save_model(request, obj, form, change)
         changed = [f for f in form.changed_data if f not in ("readers", "reader_groups")]
         if changed or not change:
-            audit.record(request, "source-change", obj.name, changed=changed or ["created"])
+            audit.record(
+                request,
+                "source-change",
+                obj.name,
+                sources=[obj.pk],
+                changed=changed or ["created"],
+            )
 
     def save_related(self, request, form, formsets, change) -> None:
         super().save_related(request, form, formsets, change)
@@ -103,6 +109,7 @@ class SourceAdmin(AuditedModelAdmin):
                 request,
                 "permissions",
                 source.name,
+                sources=[source.pk],
                 public=source.is_public,
                 restricted=source.restricted,
                 readers=sorted(u.get_username() for u in source.readers.all()),

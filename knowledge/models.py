@@ -15,6 +15,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -161,6 +162,24 @@ class Source(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def clean(self) -> None:
+        # A name that reads like another source's ("Secret\u00a0A", "Ѕecret A" beside
+        # "Secret A") would pass its documents off as that source's: which one stays unsaid.
+        others = Source.objects.exclude(pk=self.pk) if self.pk else Source.objects.all()
+        other = others.named_like(self.name) if self.name.strip() else None
+        if other is not None and other.name != self.name:
+            raise ValidationError(
+                {
+                    "name": _(
+                        "Another source's name looks the same; choose one that reads differently."
+                    )
+                }
+            )
+
+    def audit_sources(self) -> list[int]:
+        """The sources an audit event about this row is about (``portal.admin_audit``)."""
+        return [self.pk]
+
     @property
     def is_syncing(self) -> bool:
         return self.last_sync_status in self.SYNC_ACTIVE
@@ -224,6 +243,9 @@ class Document(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    def audit_sources(self) -> list[int]:
+        return [self.source_id]
 
     @property
     def effective_role(self) -> str:
@@ -354,6 +376,9 @@ class DocumentVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.document} · {self.display_label}"
+
+    def audit_sources(self) -> list[int]:
+        return [self.document.source_id]
 
     @property
     def display_label(self) -> str:
@@ -599,3 +624,6 @@ class Synonym(models.Model):
     def save(self, *args, **kwargs) -> None:
         self.term, self.equivalent = key(self.term), normalise(self.equivalent)
         super().save(*args, **kwargs)
+
+    def audit_sources(self) -> list[int]:
+        return [self.document.source_id] if self.document_id else []

@@ -8,6 +8,8 @@ from django.db import models
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, NullIf
 
+from knowledge.confusables import skeleton
+
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
@@ -36,6 +38,16 @@ class SourceQuerySet(models.QuerySet):
     def visible_to(self, user) -> SourceQuerySet:
         rule = _source_filter(user)
         return self if rule is None else self.filter(rule).distinct()
+
+    def named_like(self, name: str):
+        """The source whose name looks like ``name`` (``knowledge.confusables.skeleton``: the
+        same with a no-break space, an invisible character, another case or a look-alike
+        letter of another alphabet, "Ѕecret A" with a Cyrillic Ѕ), the oldest; None when none.
+        Sources are few: their names are compared here, not in SQL."""
+        wanted = skeleton(name)
+        rows = self.order_by("pk").values_list("pk", "name")
+        found = next((pk for pk, other in rows if skeleton(other) == wanted), None)
+        return None if found is None else self.get(pk=found)
 
     def writable_by(self, user) -> SourceQuerySet:
         """Sources ``user`` may add documents to (upload, reindex): staff, and only the sources

@@ -13,6 +13,7 @@ from django.db.models import Prefetch, Q
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from knowledge.confusables import visible
 from knowledge.ingest import second
 from knowledge.ingest.registration import register_file
 from knowledge.models import Document, DocumentVersion, Source
@@ -104,13 +105,16 @@ def page_url(document: Document) -> str:
 
 def source_for_upload(source_id: str | None, new_name: str, user) -> Source | None:
     """The source ``user`` uploads into: the one chosen, or the one named (created when no
-    source has that name, in any case). None when there is none ``user`` may write to: a
+    source has a name that reads the same: in any case, spacing, with invisible characters or
+    look-alike letters). None when there is none ``user`` may write to: a
     source named like one they may not read is not theirs to add versions to
     (``SourceQuerySet.writable_by``), and which it is stays unsaid."""
     writable = Source.objects.writable_by(user)
-    name = new_name.strip()[:200]
+    # As it is seen: no invisible character, one space between words (confusables.visible).
+    name = " ".join(visible(new_name).split())[:200]
     if name:
-        existing = Source.objects.filter(name__iexact=name).order_by("pk").first()
+        # A name that only looks different ("Secret\u00a0A", a Cyrillic "Ѕ") is that source.
+        existing = Source.objects.named_like(name)
         if existing is None:
             return Source.objects.create(name=name, kind=Source.Kind.UPLOADS)
         return writable.filter(pk=existing.pk).first()

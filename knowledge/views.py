@@ -84,7 +84,7 @@ def sync_now(request: HttpRequest, pk: int) -> HttpResponse:
     """Queue a sync of one source (git, folder) on the workers."""
     source = get_object_or_404(Source.objects.visible_to(request.user).exclude(connector=""), pk=pk)
     queued = schedule.request_sync(source)
-    audit.record(request, "source-sync", source.name, queued=queued)
+    audit.record(request, "source-sync", source.name, sources=[source.pk], queued=queued)
     if request.htmx:
         return _sources_card(request)
     if queued:
@@ -129,7 +129,13 @@ def set_role(request: HttpRequest, pk: int) -> HttpResponse:
     )
     role = request.POST.get("role", "")
     if services.set_role(document, role):
-        audit.record(request, "document-role", document.title, role=role or "read")
+        audit.record(
+            request,
+            "document-role",
+            document.title,
+            sources=[document.source_id],
+            role=role or "read",
+        )
         messages.success(
             request,
             _("Role of %(title)s: %(role)s.")
@@ -191,11 +197,19 @@ def upload(request: HttpRequest) -> HttpResponse:
         request,
         "upload",
         source.name,
+        sources=[source.pk],
         new=outcome.new,
         unchanged=outcome.unchanged,
         refused=outcome.refused,
     )
     return redirect(f"{_documents_url()}?source={source.pk}")
+
+
+def _sources_of(scope: str, pk: int | None) -> list[int]:
+    """The source a reindex of ``scope`` is about (for the audit log); none for everything."""
+    if scope == "document":
+        return list(Document.objects.filter(pk=pk).values_list("source_id", flat=True))
+    return [pk] if scope == "source" and pk else []
 
 
 @staff_required
@@ -207,7 +221,13 @@ def reindex(request: HttpRequest, scope: str, pk: int | None = None) -> HttpResp
     count = services.reindex(scope, pk, request.user)
     if count is None:
         raise Http404(_("No such document or source of yours to reindex."))
-    audit.record(request, "reindex", f"{scope} {pk or ''}".strip(), versions=count)
+    audit.record(
+        request,
+        "reindex",
+        f"{scope} {pk or ''}".strip(),
+        sources=_sources_of(scope, pk),
+        versions=count,
+    )
     messages.success(
         request,
         ngettext("Reindexing %(count)d version.", "Reindexing %(count)d versions.", count)

@@ -53,6 +53,20 @@ def is_trusted(address: str) -> bool:
     return parsed is not None and any(parsed in network for network in trusted_networks())
 
 
+def address_group(address: str) -> str:
+    """What counters count an address by: an IPv6 address's /64 network (a single host is given
+    a /64 and may use any address of it: counted one by one, each would be a new guesser), an
+    IPv4 address, or one mapped into IPv6, as it is; anything else as given."""
+    parsed = _address(address)
+    if parsed is None:
+        return address
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:
+            return str(parsed.ipv4_mapped)
+        return str(ipaddress.IPv6Network((parsed, 64), strict=False))
+    return str(parsed)
+
+
 def client_address(request) -> str:
     """The client's address (see the module docstring); "unknown" without any."""
     remote = (request.META.get("REMOTE_ADDR") or "").strip() if request is not None else ""

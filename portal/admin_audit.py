@@ -18,6 +18,13 @@ def _what(obj) -> str:
     return f"{obj._meta.verbose_name} #{obj.pk}: {obj}"
 
 
+def _sources(obj) -> list[int]:
+    """The knowledge sources a row is about (its ``audit_sources()``: a source, a document, a
+    version, an answer...): its event is shown only to staff who may read them all."""
+    about = getattr(obj, "audit_sources", None)
+    return list(about()) if callable(about) else []
+
+
 def _changed_fields(message) -> list[str]:
     """The field names of the admin's change message (its JSON list of changes)."""
     fields: list[str] = []
@@ -33,7 +40,7 @@ class AuditedModelAdmin(admin.ModelAdmin):
 
     def log_addition(self, request, obj, message):
         entry = super().log_addition(request, obj, message)
-        audit.record(request, "admin-add", _what(obj), model=obj._meta.label)
+        audit.record(request, "admin-add", _what(obj), sources=_sources(obj), model=obj._meta.label)
         return entry
 
     def log_change(self, request, obj, message):
@@ -42,6 +49,7 @@ class AuditedModelAdmin(admin.ModelAdmin):
             request,
             "admin-change",
             _what(obj),
+            sources=_sources(obj),
             model=obj._meta.label,
             fields=[str(f) for f in _changed_fields(message)],
         )
@@ -50,7 +58,9 @@ class AuditedModelAdmin(admin.ModelAdmin):
     def log_deletions(self, request, queryset):
         # Called before the rows go: their names are still there to record.
         for obj in queryset:
-            audit.record(request, "admin-delete", _what(obj), model=obj._meta.label)
+            audit.record(
+                request, "admin-delete", _what(obj), sources=_sources(obj), model=obj._meta.label
+            )
         return super().log_deletions(request, queryset)
 
 

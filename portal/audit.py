@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from datetime import timedelta
 
 from django.conf import settings
@@ -43,8 +44,12 @@ ACTIONS = {
 }
 
 
-def record(request, action: str, target: object = "", **detail: object) -> None:
-    """Store one event: the request's user and address (None for both outside a request)."""
+def record(
+    request, action: str, target: object = "", *, sources: Iterable[int] = (), **detail: object
+) -> None:
+    """Store one event: the request's user and address (None for both outside a request), and
+    the knowledge sources it is about (``sources``: its target and detail are shown only to
+    staff who may read them all, ``AuditEvent.objects.with_access``)."""
     user = getattr(request, "user", None) if request is not None else None
     known = user if user is not None and user.is_authenticated else None
     name = detail.pop("username", None) or (known.get_username() if known else "")
@@ -58,6 +63,7 @@ def record(request, action: str, target: object = "", **detail: object) -> None:
             action=action,
             target=str(target)[:300],
             detail={k: v for k, v in detail.items() if v not in (None, "")},
+            sources=sorted({int(pk) for pk in sources if pk}),
             address=address if address and is_address(address) else None,
         )
     except Exception:  # noqa: BLE001 - the audit must never break the action it records

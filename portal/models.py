@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+from django.apps import apps
 from django.conf import settings
+from django.contrib.postgres.expressions import ArraySubquery
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from django.db.models import Q, Value
 from django.utils.translation import gettext_lazy as _
 
 
@@ -53,6 +57,26 @@ class ApiToken(models.Model):
         return self.revoked_at is None
 
 
+class AuditEventQuerySet(models.QuerySet):
+    def with_access(self, user) -> AuditEventQuerySet:
+        """Annotated with ``hidden``: the event names a knowledge source ``user`` may not read
+        (or one since deleted), so its target and detail (file names, a document's title, a
+        source's readers) are not theirs to see; superusers see every event.
+
+        The rule of who reads a source is ``knowledge.querysets``'; the portal sits under the
+        knowledge app, so the model is found by name when a page asks, not imported."""
+        if user is not None and user.is_authenticated and user.is_superuser:
+            return self.annotate(hidden=Value(False))
+        sources = apps.get_model("knowledge", "Source").objects.visible_to(user)
+        readable = ArraySubquery(sources.order_by().values("pk"))
+        return self.annotate(hidden=~Q(sources__contained_by=readable))
+
+    def text_contains(self, query: str) -> AuditEventQuerySet:
+        """Events whose target holds ``query``, among those not ``hidden`` (call
+        ``with_access`` first): a filter cannot tell what a hidden event names."""
+        return self.filter(hidden=False, target__icontains=query)
+
+
 class AuditEvent(models.Model):
     """Who did what, when and from where: sign-ins, uploads, reindexes, version edits,
     permission and source changes, tokens, the kill switch, exports (``portal.audit``)."""
@@ -66,6 +90,11 @@ class AuditEvent(models.Model):
     target = models.CharField(max_length=300, blank=True)
     detail = models.JSONField(default=dict, blank=True)
     address = models.GenericIPAddressField(null=True, blank=True)
+    # The knowledge sources the event is about (ids, not keys: an event outlives its source);
+    # its target and detail show only to those who may read all of them.
+    sources = ArrayField(models.IntegerField(), default=list, blank=True)
+
+    objects = AuditEventQuerySet.as_manager()
 
     class Meta:
         ordering = ["-at", "-pk"]

@@ -306,6 +306,10 @@ LOGIN_LOCKOUT_MINUTES = env_int("KB_LOGIN_LOCKOUT_MINUTES", 15, minimum=1)  # th
 # Failed sign-ins of one account (from anywhere) that alert staff; never a lock.
 LOGIN_ALERT_FAILURES = env_int("KB_LOGIN_ALERT_FAILURES", 50, minimum=2)
 LOGIN_ALERT_MINUTES = env_int("KB_LOGIN_ALERT_MINUTES", 60, minimum=1)
+# The account's ceiling: this many attempts within KB_LOGIN_ALERT_MINUTES from addresses it has
+# not signed in from (in 30 days), then such addresses are refused unchecked until the period
+# ends; its owner's own addresses are still checked (portal.signin).
+LOGIN_ACCOUNT_FAILURES = env_int("KB_LOGIN_ACCOUNT_FAILURES", 20, minimum=1)
 # Proxies whose X-Forwarded-For is believed (addresses or networks); empty: none, the socket's
 # address is the client's (portal.addresses).
 TRUSTED_PROXIES = env_list("KB_TRUSTED_PROXIES")
@@ -447,7 +451,12 @@ SOURCE_SYNC_CHECK_SECONDS = env_int("KB_SOURCE_SYNC_CHECK_SECONDS", 60, minimum=
 SOURCE_SYNC_STALE_SECONDS = env_int("KB_SOURCE_SYNC_STALE_SECONDS", 3600, minimum=60)
 # Tracker sources (knowledge.sources.tracker): the comment marker that makes a closed ticket a
 # document, how long one request may take, tickets and comments asked per page. Their tokens
-# are read at each sync (KB_TRACKER_TOKEN_<SOURCE>, KB_TRACKER_TOKEN), never stored.
+# are read at each sync (KB_TRACKER_TOKEN_<source id>, KB_TRACKER_TOKEN), never stored, and
+# sent only to the hosts of KB_TRACKER_HOSTS (a host, host:port or *.domain each; by default
+# the public trackers' API hosts): a source's URL is typed by staff, the token is the workers'.
+TRACKER_HOSTS = env_list(
+    "KB_TRACKER_HOSTS", ["api.tracker.yandex.net", "*.atlassian.net", "gitlab.com"]
+)
 TRACKER_MARKER = env_str("KB_TRACKER_MARKER", "#RESOLVED").strip() or "#RESOLVED"
 TRACKER_TIMEOUT_SECONDS = env_int("KB_TRACKER_TIMEOUT_SECONDS", 30, minimum=1)
 TRACKER_PAGE_SIZE = env_int("KB_TRACKER_PAGE_SIZE", 50, minimum=1)

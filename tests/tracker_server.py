@@ -12,8 +12,10 @@ tracker connector uses, over the same tickets.
   issue); ``PRIVATE-TOKEN: <token>``.
 
 Scripted trouble: the token expires after N more requests (401 from then on, until the client
-uses the renewed one), or the next request after N answers with a status (a 500). Standard
-library only.
+uses the renewed one), the next request after N answers with a status (a 500), or every request
+is redirected elsewhere (a 302). Every credential header it receives is kept (``credentials``):
+a second server on another loopback address (``host="127.0.0.2"``) is a host that must never
+see a token. Standard library only.
 
     with TrackerTestServer() as tracker:
         tracker.ticket(1, "Export fails", resolved=day(5), comments=["#RESOLVED Fixed"])
@@ -66,11 +68,14 @@ def stamp(moment: datetime | None, *, gitlab: bool = False) -> str | None:
 
 
 class TrackerTestServer:
-    def __init__(self, *, token: str = "token-1", org: str = "org-1") -> None:
+    def __init__(self, *, token: str = "token-1", org: str = "org-1", host: str = "127.0.0.1"):
         self.token = token
         self.org = org
+        self.host = host
         self.issues: dict[int, Issue] = {}
         self.requests: list[tuple[str, str]] = []  # (method, path with query)
+        self.credentials: list[str] = []  # every Authorization or PRIVATE-TOKEN value received
+        self.redirect: str = ""  # answer every request with a 302 to this address
         self.listed_pages = 0  # pages of tickets served
         self._lock = threading.Lock()
         self._ids = 100
@@ -186,10 +191,10 @@ class TrackerTestServer:
     @property
     def base_url(self) -> str:
         assert self._http is not None
-        return f"http://127.0.0.1:{self._http.server_address[1]}"
+        return f"http://{self.host}:{self._http.server_address[1]}"
 
     def __enter__(self) -> TrackerTestServer:
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._http = ThreadingHTTPServer((self.host, 0), _Handler)
         self._http.daemon_threads = True
         self._http.owner = self  # type: ignore[attr-defined]
         threading.Thread(target=self._http.serve_forever, daemon=True).start()
@@ -235,6 +240,13 @@ class _Handler(BaseHTTPRequestHandler):
         params = dict(parse_qsl(parts.query))
         tracker = self.tracker
         tracker.requests.append((method, self.path))
+        tracker.credentials += [
+            value
+            for name in ("Authorization", "PRIVATE-TOKEN")
+            if (value := self.headers.get(name))
+        ]
+        if tracker.redirect:
+            return self._send(302, {}, {"Location": tracker.redirect + self.path})
         status = tracker.trouble()
         if status is not None:
             return self._send(status, {"errorMessages": ["Internal server error"]})

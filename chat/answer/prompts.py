@@ -43,15 +43,18 @@ REFORMULATE_SYSTEM = """The documentation search found nothing for the user's qu
 
 # The fences these templates put around data: <sources> ... </sources> and <<< ... >>>.
 _FENCE_TAG = re.compile(r"<\s*/?\s*sources?\b[^<>]*>", re.IGNORECASE)
+# Two or more of one bracket in a row: spaced out whole, so no run is left that could close or
+# open a <<< >>> fence (replacing ">>>" once left ">>>>>" as "> > >>>").
+_BRACKET_RUN = re.compile(r"<{2,}|>{2,}")
 
 
 def fence(text: str) -> str:
     """``text`` (a document's passage, title or heading; a question or answer the judge reads)
-    made unable to close or open a fence of these templates: ``<<<`` and ``>>>`` are spaced
-    out, and a ``<sources>`` tag in any case, spacing, width (``＜/SOURCES ＞``) or with invisible
+    made unable to close or open a fence of these templates: every run of two or more ``<``
+    or ``>`` is spaced out (no two of one bracket stay side by side), and a ``<sources>`` tag in any case, spacing, width (``＜/SOURCES ＞``) or with invisible
     characters inside (``</sour\u200bces>``) loses its angle brackets. The one function every
     prompt with fenced data uses (the answer, the judge, the test analysis's suggestions)."""
     text = unicodedata.normalize("NFKC", text)
     text = "".join(char for char in text if unicodedata.category(char) != "Cf")
-    text = text.replace(">>>", "> > >").replace("<<<", "< < <")
+    text = _BRACKET_RUN.sub(lambda run: " ".join(run.group(0)), text)
     return _FENCE_TAG.sub(lambda tag: "‹" + tag.group(0)[1:-1] + "›", text)

@@ -206,8 +206,8 @@ def run_search(user, arguments: dict[str, Any], *, base_url: str) -> dict[str, A
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
         raise ToolError(f"k must be a whole number between 1 and {MAX_K}.")
     filters = Filters()
-    if arguments.get("source"):
-        filters.source_ids = [_readable_source(user, str(arguments["source"])).pk]
+    if source := _optional_text(arguments, "source"):
+        filters.source_ids = [_readable_source(user, source).pk]
     _throttle(user, "search")
     verdict = moderation.check(query)
     if verdict is not None:  # a prohibited request is not searched either
@@ -232,7 +232,7 @@ def run_ask(
     """The whole answer pipeline in a new conversation of ``user`` (as POST /api/v1/ask)."""
     _known(arguments, ASK_SCHEMA if source_ids is None else KIND_SCHEMA)
     question = _text(arguments, "question", MAX_QUESTION_CHARS)
-    profile = _profile(str(arguments["profile"])) if arguments.get("profile") else None
+    profile = _profile(name) if (name := _optional_text(arguments, "profile")) else None
     if not chat_enabled():
         raise ToolError("The chat is switched off by an administrator.")
     _throttle(user, "ask")
@@ -262,6 +262,16 @@ def _text(arguments: dict[str, Any], name: str, limit: int) -> str:
     if len(text) > limit:
         raise ToolError(f"{name} is longer than {limit} characters.")
     return text
+
+
+def _optional_text(arguments: dict[str, Any], name: str) -> str:
+    """An optional argument that must be text when given (a list is no source's name)."""
+    value = arguments.get(name)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ToolError(f"{name} must be text.")
+    return value.strip()
 
 
 def _readable_source(user, name: str) -> Source:

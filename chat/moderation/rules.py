@@ -7,9 +7,10 @@ fixed polite sentence in the question's language (``chat.answer.wording``), neve
 to an LLM, and journaled with the rule and the words that matched (``Message.moderation``).
 
 Matching reads the question as stored (personal data already redacted), with runs of blanks
-made one space and ё read as е; then once more with its disguises taken off (``chat.moderation.folding``:
-zero-width characters, look-alike letters of the other alphabet, fullwidth forms, digits for
-letters, letters spelled apart), so ``pаsswоrd`` with Cyrillic letters is read as ``password``. Patterns are searched case-insensitively; ``(?-i:...)`` turns
+made one space and ё read as е; then again with its disguises taken off (``chat.moderation.folding``:
+zero-width and blank-drawn characters, look-alike letters of other alphabets, fullwidth forms,
+digits for letters, letters spelled apart, words broken by hyphens or stars, Russian in Latin
+letters), so ``pаsswоrd`` with Cyrillic letters is read as ``password``. Patterns are searched case-insensitively; ``(?-i:...)`` turns
 case back on for a part, so ``(?-i:[А-ЯЁ][а-яё]+)`` matches a capitalised word such as a
 surname. Terms match whole words only: "пароль" in a term list would not match "парольная",
 and a ``*`` at the end of a word matches any ending. A pattern that does not compile is skipped
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from chat.answer import wording
 from chat.models import ModerationRule
-from chat.moderation.folding import fold
+from chat.moderation.folding import readings as disguises_off
 from chat.moderation.match import Verdict, match_rule, normalise
 
 
@@ -30,10 +31,13 @@ def check(question: str) -> Verdict | None:
     text = normalise(question)
     if not text:
         return None
-    # The question as typed, then with its disguises taken off (chat.moderation.folding): zero-width
-    # characters, look-alike letters, fullwidth forms, leetspeak, letters spelled apart.
-    folded = normalise(fold(question))
-    readings = [text] if folded == text else [text, folded]
+    # The question as typed, then with its disguises taken off (chat.moderation.folding):
+    # zero-width and blank characters, look-alike letters, fullwidth forms, leetspeak, letters
+    # spelled apart, words broken inside, Russian in Latin letters.
+    readings = [text]
+    for reading in map(normalise, disguises_off(question)):
+        if reading and reading not in readings:
+            readings.append(reading)
     for rule in ModerationRule.objects.filter(enabled=True):
         for reading in readings:
             verdict = match_rule(rule, reading)

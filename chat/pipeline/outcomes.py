@@ -65,7 +65,7 @@ def no_such_version(question: str, intent) -> Final:
         ).as_dict()
         for v in latest[:5]
     )
-    return Final(text, Message.Outcome.CLARIFICATION, tiles=tiles)
+    return Final(text, Message.Outcome.CLARIFICATION, tiles=tiles, tile_documents=(document.pk,))
 
 
 def refusal(question: str) -> str:

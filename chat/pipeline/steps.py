@@ -177,6 +177,7 @@ def clarify(turn: Turn) -> Final | None:
         wording.say("clarify", turn.language),
         Message.Outcome.CLARIFICATION,
         tiles=tuple(t.as_dict() for t in tiles),
+        tile_documents=tuple(t.document_id for t in tiles if t.document_id),
     )
 
 
@@ -193,12 +194,15 @@ STEPS = (moderate, switch, rewrite, versions, search, assess, clarify, answer)
 
 
 def _refusal(turn: Turn) -> Final:
-    # Decided without the LLM, and it stays that way: the tiles come from the near misses.
+    # Decided without the LLM, and it stays that way: the tiles come from the near misses'
+    # headings, and the check from the passages read (recorded: who may see the turn).
     tiles = policy.reformulation_tiles(turn.question, turn.result, None)
+    near = [c.document_id for c in turn.result.near_misses[:8]] if tiles else []
     return Final(
         outcomes.refusal(turn.question),
         Message.Outcome.REFUSAL,
         tiles=tuple(t.as_dict() for t in tiles),
+        tile_documents=(*near, *(s.document_id for s in turn.sources)),
     )
 
 

@@ -67,6 +67,9 @@ def finish(turn: Turn, final: Final) -> None:
     message.status = Message.Status.DONE
     message.finished_at = timezone.now()
     message.save()
+    # A turn without sources still shows its tiles' titles and headings: staff who may not read
+    # those documents must not see it (chat.querysets).
+    message.tile_documents.set([pk for pk in dict.fromkeys(final.tile_documents) if pk])
     if not message.moderation:
         enqueue_on_commit(TOPICS_TASK, message.pk)
 

@@ -53,6 +53,7 @@ class Final:
     outcome: str
     mode: str = Message.Mode.NONE
     tiles: tuple[dict, ...] = ()
+    tile_documents: tuple[int, ...] = ()  # what the tiles came from (who may see the turn)
     notice: str = ""
     llm_model: str = ""
     removed_citations: tuple[int, ...] = ()

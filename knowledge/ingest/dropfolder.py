@@ -12,7 +12,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from knowledge.ingest.files import iter_document_files
+from knowledge.ingest.files import FileRefused, iter_document_files, read_listed_file
 from knowledge.ingest.registration import get_or_create_source, register_file, remove_document
 from knowledge.models import Document, Source
 
@@ -31,12 +31,19 @@ def sync_folder(source: Source, root: Path, *, via: str = "folder") -> SyncRepor
     """Bring ``source`` in line with the files under ``root``."""
     report = SyncReport()
     seen: set[str] = set()
-    for path, relative, problem in iter_document_files(root):
+    identities: dict[str, tuple[int, int]] = {}
+    limit = settings.MAX_UPLOAD_MB * 1024 * 1024
+    for _, relative, problem in iter_document_files(root, identities=identities):
         seen.add(relative)
         if problem:
             report.refused.append((relative, problem))
             continue
-        data = path.read_bytes()
+        try:
+            # The file the listing checked, opened once (never read again by its name).
+            data = read_listed_file(root, relative, identities.get(relative), limit=limit)
+        except FileRefused as exc:
+            report.refused.append((relative, str(exc)))
+            continue
         registration = register_file(source, relative, data, via=via)
         if registration.created:
             report.registered.append(relative)

@@ -24,6 +24,7 @@ from knowledge.parsing.base import (
     ParsedDocument,
     ParseError,
     Table,
+    check_time_budget,
     clean_text,
     detect_language,
     strip_typed_number,
@@ -38,10 +39,14 @@ _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)",
 _FRONT_MATTER_LINE = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s*(.*?)\s*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 # GitBook's Liquid-like tags: {% hint style="info" %} ... {% endhint %}, {% tab title="..." %}...
-_GITBOOK_TAG = re.compile(r"\{%-?\s*(\w[\w-]*)((?:[^%]|%(?!\}))*?)-?%\}")
+# What is between "{%" and the next "%}" (found with str.find: a line of "{%" with no "%}" is
+# read once, where one pattern over the line backtracked for minutes on 80 KB of them).
+_GITBOOK_TAG = re.compile(r"-?\s*(\w[\w-]*)(.*?)-?", re.S)
 _KEPT_ATTRIBUTE = {"tab": "title", "embed": "url"}  # the attribute of a tag that is content
-_TAG_ATTR = re.compile(r"""(\w+)\s*=\s*["']([^"']*)["']""")
-_RELATIVE_LINK = re.compile(r"\[([^\]]*)\]\((?!https?:|ftp:|mailto:)[^)]*\)", re.I)
+# A name is tried only where one begins, and each part stops at a character the next cannot
+# start with: linear, whatever the text.
+_TAG_ATTR = re.compile(r"""(?<!\w)(\w++)\s*+=\s*+["']([^"']*+)["']""")
+_RELATIVE_LINK = re.compile(r"\[([^\[\]]*+)\]\((?!https?:|ftp:|mailto:)[^()\[\]]*+\)", re.I)
 _BR = re.compile(r"^<br\s*/?>$", re.I)
 _ABSOLUTE_URL = re.compile(r"^(?:https?|ftp|mailto):", re.I)
 _HTML_STRIP_ALWAYS = ["b", "strong", "i", "em", "code", "img", "u", "mark", "s", "del"]
@@ -110,8 +115,26 @@ def _strip_gitbook_tags(source: str) -> str:
                 fence = ""
             continue
         if not fence and "{%" in line:
-            lines[i] = _GITBOOK_TAG.sub(_tag_replacement, line)
+            lines[i] = _without_tags(line)
     return "\n".join(lines)
+
+
+def _without_tags(line: str) -> str:
+    """The line with each ``{% name ... %}`` replaced (``_tag_replacement``)."""
+    parts, position = [], 0
+    while (start := line.find("{%", position)) != -1:
+        end = line.find("%}", start + 2)
+        if end == -1:
+            break  # no tag closes on this line: the rest stays as it is
+        tag = _GITBOOK_TAG.fullmatch(line, start + 2, end)
+        if tag is None:  # "{% %}" names nothing: kept
+            parts.append(line[position : start + 2])
+            position = start + 2
+            continue
+        parts += [line[position:start], _tag_replacement(tag)]
+        position = end + 2
+    parts.append(line[position:])
+    return "".join(parts)
 
 
 def _tag_replacement(match: re.Match[str]) -> str:
@@ -146,7 +169,9 @@ class _Builder:
         self._tracker = HeadingTracker()
 
     def add(self, tokens: Sequence[Token]) -> None:
-        for token, inner in _groups(tokens):
+        for number, (token, inner) in enumerate(_groups(tokens)):
+            if number % 500 == 0:
+                check_time_budget()  # a page of many blocks stops at the ingest's time limit
             if token.type == "heading_open":
                 self._heading(int(token.tag[1]), inner[0])
             elif token.type == "table_open":

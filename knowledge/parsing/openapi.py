@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from knowledge.parsing.base import Block, HeadingTracker, ParsedDocument, Table
+from knowledge.parsing.base import Block, HeadingTracker, ParsedDocument, Table, check_time_budget
 from knowledge.parsing.base import detect_language as language_of
 from knowledge.parsing.openapi_load import load_spec
 from knowledge.parsing.openapi_schema import Resolver, describe
@@ -177,6 +177,7 @@ class _Writer:
 
     def _operation(self, level: int, method: str, path: str, item: dict, operation: dict) -> None:
         self.operations += 1
+        check_time_budget()  # a description of many operations stops at the ingest's time limit
         name = f"{method} {path}"
         summary = " ".join(str(operation.get("summary") or "").split())
         self._heading(level, f"{name} — {summary}" if summary else name)

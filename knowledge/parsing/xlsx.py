@@ -61,13 +61,15 @@ _DAMAGED = (
     SyntaxError,  # ElementTree.ParseError and lxml's XMLSyntaxError
     InvalidFileException,
 )
-# <mergeCell ref="A1:B2"/>, and <c r="C2" ...><f>...</f><v>40</v></c> (any namespace prefix).
-_MERGE_CELL = re.compile(rb"<(?:\w+:)?mergeCell\b[^>]*?\bref=[\"']([^\"']+)[\"']")
-_FORMULA_CELL = re.compile(
-    rb"<(?:\w+:)?c\b[^>]*?\br=[\"']([A-Z]+[0-9]+)[\"'][^>]*>\s*"
-    rb"<(?:\w+:)?f\b(?:[^>]*/>|[^>]*>[^<]*</(?:\w+:)?f>)\s*"
-    rb"(?:<(?:\w+:)?v>([^<]*)</(?:\w+:)?v>)?"
-)
+# The sheet's tags that matter to the scan (<c>, <f>, <v>, <mergeCell>, any namespace prefix),
+# one at a time. Every quantifier stops at a byte the next part cannot start with, and a name
+# or an attribute is only tried where one can begin, so each byte is looked at a bounded number
+# of times: the whole scan is linear. (One pattern for a whole formula cell backtracked
+# quadratically on a long attribute full of r='B2': 43 s for a file of 5.6 KB, in one C call
+# that neither the time budget nor Celery's soft limit can interrupt.)
+_TAG = re.compile(rb"<(/?)(?:[\w.-]++:)?+(c|f|v|mergeCell)(?=[\s/>])([^<>]*+)")
+_ATTRIBUTE = re.compile(rb"""(?<![\w:.-])([\w:.-]++)\s*+=\s*+(?:"([^"]*+)"|'([^']*+)')""")
+_CELL_REF = re.compile(rb"[A-Z]+[0-9]+")
 _STATUS = re.compile(
     r"^(pass(ed)?|fail(ed)?|ok|blocked|skip(ped)?|not run|"
     r"(не )?пройден[оа]?|провален[оа]?|успешно|ошибка|заблокирован[оа]?|пропущен[оа]?)$",
@@ -149,14 +151,45 @@ def _scan_sheet_xml(archive: zipfile.ZipFile, path: str) -> tuple[list[str], lis
     """Merged ranges, and formula cells without a saved value, from the sheet's XML.
 
     Read-only openpyxl gives neither: it skips merges, and a formula with no saved value
-    reads as an empty cell. Regular expressions over the bytes rather than an XML parser,
-    because a second parse of a long sheet would double its reading time; the schema fixes
-    what they rely on (a formula cell starts with <f>, its saved value follows in <v>).
+    reads as an empty cell. A linear scan of the bytes' tags rather than an XML parser, because
+    a second parse of a long sheet would double its reading time; the schema fixes what it
+    relies on (a formula cell holds an <f>, its saved value a non-empty <v>).
     """
     xml = archive.read(path)
-    merges = [ref.decode() for ref in _MERGE_CELL.findall(xml)]
-    missing = [m.group(1).decode() for m in _FORMULA_CELL.finditer(xml) if not m.group(2)]
+    merges: list[str] = []
+    missing: list[str] = []
+    cell = b""  # the reference of the <c> being read, "" outside one
+    formula = value = False
+    for number, tag in enumerate(_TAG.finditer(xml)):
+        if number % 10000 == 0:
+            check_time_budget()
+        closing, name, rest = tag.groups()
+        single = rest.endswith(b"/")
+        if name == b"mergeCell" and not closing:
+            if ref := _attribute(rest, b"ref"):
+                merges.append(ref.decode(errors="replace"))
+        elif name == b"c" and not closing:
+            ref = _attribute(rest, b"r")
+            cell = ref if not single and _CELL_REF.fullmatch(ref) else b""
+            formula = value = False
+        elif name == b"c":
+            if cell and formula and not value:
+                missing.append(cell.decode())
+            cell = b""
+        elif cell and name == b"f" and not closing:
+            formula = True
+        elif cell and name == b"v" and not closing and not single:
+            end = tag.end()  # the ">" of <v>: its text follows, up to the next "<"
+            value = value or xml[end + 1 : end + 2] not in (b"<", b"")
     return merges, missing
+
+
+def _attribute(text: bytes, name: bytes) -> bytes:
+    """An attribute's value in a tag's text (the part after its name), or b""."""
+    for found in _ATTRIBUTE.finditer(text):
+        if found.group(1).rpartition(b":")[2] == name:
+            return found.group(2) if found.group(2) is not None else found.group(3)
+    return b""
 
 
 def _read_sheet(

@@ -136,6 +136,12 @@ def lemma(word: str, pos: str = "") -> str:
     return parses[0].normal_form.replace("ё", "е")
 
 
+@lru_cache(maxsize=10_000)
+def known_word(word: str) -> bool:
+    """Whether pymorphy3's dictionary has ``word`` (a Russian word form), not only a guess."""
+    return bool(word) and tools().analyzer.word_is_known(word.casefold())
+
+
 @lru_cache(maxsize=50_000)
 def grammemes(word: str) -> frozenset[str]:
     """pymorphy3's grammemes of the word's most likely parse (Name, Surn, Patr, Geox, Orgn,

@@ -11,7 +11,9 @@ import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from knowledge.ingest.files import iter_document_files
+from django.conf import settings
+
+from knowledge.ingest.files import FileRefused, iter_document_files, read_listed_file
 from knowledge.sources.base import ChangedItem, Changes, ItemVersion, SyncError
 
 
@@ -22,7 +24,8 @@ class FolderConnector:
     def changes(self, cursor: str) -> Changes:
         if not self.root.is_dir():
             raise SyncError(f"The folder {self.root} does not exist or cannot be read.")
-        listing = list(iter_document_files(self.root, images=False))
+        identities: dict[str, tuple[int, int]] = {}
+        listing = list(iter_document_files(self.root, images=False, identities=identities))
         stamp = hashlib.sha256()
         for path, relative, _ in listing:
             stat = path.stat()
@@ -34,7 +37,7 @@ class FolderConnector:
         return Changes(
             cursor=digest,
             items=(
-                ChangedItem(path=relative, versions=_read(path))
+                ChangedItem(path=relative, versions=self._read(relative, identities.get(relative)))
                 for path, relative, problem in listing
                 if not problem
             ),
@@ -46,6 +49,11 @@ class FolderConnector:
     def close(self) -> None:
         pass
 
-
-def _read(path: Path) -> Iterator[ItemVersion]:
-    yield ItemVersion(data=path.read_bytes())
+    def _read(self, relative: str, identity: tuple[int, int] | None) -> Iterator[ItemVersion]:
+        """The listed file, opened once (``read_listed_file``); nothing when it was swapped
+        since the listing (its document keeps what it had until the next sync)."""
+        limit = settings.MAX_UPLOAD_MB * 1024 * 1024
+        try:
+            yield ItemVersion(data=read_listed_file(self.root, relative, identity, limit=limit))
+        except FileRefused:
+            return

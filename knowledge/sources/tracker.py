@@ -17,7 +17,11 @@ error half-way keeps nothing and the cursor stays.
 Where the source reads from is its ``sync_url``: the tracker's API address with the settings
 as parameters, ``https://jira.example.com?tracker=jira&query=project = SUP``
 (``tracker_url`` builds it; ``source add --kind tracker`` calls it). The token is never in the
-database: ``KB_TRACKER_TOKEN_<SOURCE>`` or ``KB_TRACKER_TOKEN`` in the workers' environment.
+database: ``KB_TRACKER_TOKEN_<source id>`` or ``KB_TRACKER_TOKEN`` in the workers' environment,
+and it goes only to a host of ``KB_TRACKER_HOSTS``: the URL is typed by staff (the admin, the
+command line), the token belongs to whoever runs the workers, and a URL naming any host would
+hand it to that host. A redirect is never followed (``trackers.http``), so no other host gets it
+either.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from portal.env import env_str
 FLAVOURS = ("yandex", "jira", "gitlab")
 PARAMETERS = ("tracker", "query", "org", "cloud_org", "marker")
 OVERLAP = timedelta(minutes=10)  # tracker and portal clocks differ; re-reading costs nothing
+_PORTED = re.compile(r"(?P<host>\[[^\]]*\]|[^:\[\]]*):(?P<port>\d+)")  # host:port, [::1]:port
 
 
 @dataclass(frozen=True)
@@ -72,7 +77,14 @@ def read_settings(url: str) -> TrackerSettings:
         raise ValueError("A tracker is given by the http(s) address of its API.")
     if parts.username or parts.password:
         raise ValueError(
-            "The token does not go in the URL: set KB_TRACKER_TOKEN_<SOURCE> for the workers."
+            "The token does not go in the URL: set KB_TRACKER_TOKEN_<source id> for the workers."
+        )
+    if not host_allowed(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)):
+        raise ValueError(
+            f"The tracker at {parts.hostname} is not among KB_TRACKER_HOSTS "
+            f"({', '.join(settings.TRACKER_HOSTS) or 'none'}): the workers send a tracker token "
+            "only to the hosts listed there. Add it to KB_TRACKER_HOSTS in the environment of "
+            "the workers and of manage.py (a host, host:port or *.domain; comma-separated)."
         )
     values = dict(parse_qsl(given, keep_blank_values=True))
     unknown = sorted(set(values) - set(PARAMETERS))
@@ -111,12 +123,38 @@ def settings_problem(url: str) -> str:
     return ""
 
 
+def host_allowed(host: str | None, port: int | None = None) -> bool:
+    """Whether ``KB_TRACKER_HOSTS`` names ``host`` on ``port``: an entry is a host name or
+    address (any port), ``host:port``, or ``*.domain`` (any host under the domain)."""
+    host = (host or "").lower().rstrip(".")
+    for entry in settings.TRACKER_HOSTS:
+        name, wanted = _host_entry(entry)
+        if wanted is not None and port != wanted:
+            continue
+        if host == name or (name.startswith("*.") and host.endswith(name[1:])):
+            return True
+    return False
+
+
+def _host_entry(entry: str) -> tuple[str, int | None]:
+    """An entry of ``KB_TRACKER_HOSTS`` as (host, port or None)."""
+    entry = entry.strip().lower()
+    if ported := _PORTED.fullmatch(entry):
+        return ported["host"].strip("[]").rstrip("."), int(ported["port"])
+    return entry.strip("[]").rstrip("."), None
+
+
 def token_variables(source) -> list[str]:
-    """Where the token of ``source`` is looked for, in order: its own variable (its name in
-    capitals, other characters as "_"; its id when the name has no Latin letter or digit),
-    then the default."""
-    slug = re.sub(r"[^A-Z0-9]+", "_", source.name.upper()).strip("_") or str(source.pk)
-    return [f"KB_TRACKER_TOKEN_{slug}", "KB_TRACKER_TOKEN"]
+    """Where the token of ``source`` is looked for, in order: its own variable, named by its id
+    (a name can be chosen: "JIRA!" would read the token of a source named "Jira"), then the
+    default."""
+    return [f"KB_TRACKER_TOKEN_{source.pk}", "KB_TRACKER_TOKEN"]
+
+
+def _name_variable(source) -> str:
+    """The variable the source's token was read from before tokens were named by id."""
+    slug = re.sub(r"[^A-Z0-9]+", "_", source.name.upper()).strip("_")
+    return f"KB_TRACKER_TOKEN_{slug}" if slug else ""
 
 
 class TrackerConnector:
@@ -130,6 +168,7 @@ class TrackerConnector:
         self.marker = self.settings.marker or settings.TRACKER_MARKER
         self.web = source.base_url.strip()
         variables = token_variables(source)
+        _refuse_old_variable(source, variables)
         self.client = JsonClient(
             self.settings.base,
             self._headers(_token(variables)),
@@ -245,6 +284,24 @@ def _newest_first(tickets) -> list[Ticket]:
     for ticket in tickets:
         seen.setdefault(ticket.path, ticket)
     return list(seen.values())
+
+
+def _refuse_old_variable(source, variables: list[str]) -> None:
+    """A configuration from before tokens were named by id: say which variable to set now
+    rather than send the default token, or none, and fail with a 401."""
+    old = _name_variable(source)
+    if old and old not in variables and _raw_token(old) and not _raw_token(variables[0]):
+        raise SyncError(
+            f"{old} is no longer read (a source's name can be chosen to read another's token): "
+            f"set {variables[0]} (the source's id) for the workers and manage.py instead."
+        )
+
+
+def _raw_token(name: str) -> str:
+    try:
+        return env_str(name).strip()
+    except ImproperlyConfigured:
+        return ""
 
 
 def _token(variables: list[str]) -> str:

@@ -145,7 +145,14 @@ def edit_version(request: HtmxHttpRequest, pk: int, vid: int) -> HttpResponse:
             error = _("The date must look like 2021-03-17.")
         else:
             actions.relabel_version(version, label=label, label_date=label_date, user=request.user)
-            audit.record(request, "version-edit", version, label=label, date=str(label_date or ""))
+            audit.record(
+                request,
+                "version-edit",
+                version,
+                sources=[document.source_id],
+                label=label,
+                date=str(label_date or ""),
+            )
             messages.success(
                 request,
                 _("Version #%(number)s is now “%(label)s”.")
@@ -175,7 +182,7 @@ def move_version(request: HtmxHttpRequest, pk: int, vid: int) -> HttpResponse:
         messages.error(request, _("Say where to move the version."))
         return redirect("document_versions", pk=document.pk)
     actions.move_version(version, target, user=request.user)
-    audit.record(request, "version-move", version, to=target)
+    audit.record(request, "version-move", version, sources=[document.source_id], to=target)
     return redirect(reverse("document_versions", args=[document.pk]) + f"#v-{version.pk}")
 
 
@@ -192,7 +199,7 @@ def remove_version(request: HtmxHttpRequest, pk: int, vid: int) -> HttpResponse:
         else:
             try:
                 removal = actions.remove_version(version, user=request.user)
-                audit.record(request, "version-remove", version)
+                audit.record(request, "version-remove", version, sources=[document.source_id])
             except actions.VersionActionError as exc:
                 error = str(exc)
             else:

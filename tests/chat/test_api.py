@@ -76,6 +76,33 @@ def test_ask_api_validates_its_input(client, bob):
     assert response.status_code == 400
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"question": ["a"]}',
+        '{"question": {"text": "a"}}',
+        '{"question": NaN}',
+        '{"question": 12}',
+        '{"question": true}',
+        '{"question": "x", "profile": ["Draft test cases"]}',
+        '["question"]',
+    ],
+)
+def test_ask_api_refuses_a_question_that_is_not_text(client, bob, body):
+    from chat.models import Message
+
+    _, token = create_token(bob, "agent")
+    response = client.post(
+        "/api/v1/ask",
+        data=body,
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+    )
+    assert response.status_code == 400, response.content
+    assert "error" in response.json()
+    assert not Message.objects.exists()  # nothing asked, nothing stored
+
+
 def test_the_conversation_title_from_the_api_is_the_redacted_question(client, bob, runbook):
     from chat.models import Conversation
 

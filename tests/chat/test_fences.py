@@ -5,8 +5,11 @@ block, nor can <<< and >>>."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.registration import register_file
@@ -42,3 +45,24 @@ def test_the_answers_prompt_fences_closing_tags_in_any_case_and_spacing(
         0
     ].rstrip().endswith("</sources>")
     assert "‹/SOURCES›" in prompt and "‹/sources ›" in prompt
+
+
+@pytest.mark.parametrize(
+    "text", [">>>>>", "<<<<<", ">>>>", "x>>>>>>y", "＞＞＞＞＞", ">\u200b>>>>"]
+)
+def test_no_run_of_brackets_survives_the_fence(text):
+    from chat.answer.prompts import fence
+
+    fenced = fence(text)
+    assert ">>" not in fenced and "<<" not in fenced, fenced
+
+
+@given(st.text(alphabet="<>＜＞ \u200b\u2060/sourcesSOURCES\nx", max_size=40))
+def test_no_text_can_close_or_open_a_fence(text):
+    from chat.answer.prompts import fence
+
+    fenced = fence(text)
+    # Inside <<< >>> and <sources>: the block's own fences put on both sides of the data.
+    block = f"<sources>\n<<<\n{fenced}\n>>>\n</sources>"
+    assert block.count(">>>") == 1 and block.count("<<<") == 1, fenced
+    assert len(re.findall(r"<\s*/?\s*sources", block, re.IGNORECASE)) == 2, fenced

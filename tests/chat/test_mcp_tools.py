@@ -24,3 +24,23 @@ def test_tools_follow_the_sources_marked_for_mcp_and_their_tool_names(bob):
     wiki.mcp_listed = False
     wiki.save()
     assert kind_tools(bob)["ask_wiki"].names == ["Team wiki"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("ask", {"question": ["a"]}),
+        ("ask", {"question": float("nan")}),
+        ("ask", {"question": "x", "profile": ["Draft test cases"]}),
+        ("search", {"query": {"q": "a"}}),
+        ("search", {"query": "release", "source": ["QA Bible"]}),
+    ],
+)
+def test_tools_refuse_arguments_that_are_not_text(bob, tool, arguments):
+    from chat.mcp.tools import ToolError, call_tool
+    from chat.models import Message
+
+    Source.objects.create(name="QA Bible", kind="wiki")
+    with pytest.raises(ToolError, match="must be text|is required"):
+        call_tool(bob, tool, arguments, base_url="http://testserver")
+    assert not Message.objects.exists()

@@ -197,6 +197,117 @@ def test_a_hard_link_to_a_file_outside_a_scanned_folder_is_not_read(
     assert "hard link to a file outside this folder" in refused[0]["error"]
 
 
+@pytest.mark.parametrize("swap", ["symlink", "hard link", "folder link"])
+def test_a_file_swapped_after_the_drop_folders_listing_is_not_read(
+    db, tmp_path, settings, monkeypatch, swap
+):
+    """The race of a scan: the listing checks a file, then someone swaps it for a link to the
+    portal's secret key (or its folder for a link to another), before it is read. The swap is
+    made at that exact moment, between the listing and the read, by wrapping the listing."""
+    from knowledge.ingest import dropfolder
+
+    secret = tmp_path / "var" / "secret_key"
+    secret.parent.mkdir()
+    secret.write_text("django-insecure-swapped-in-secret-key-value")
+    drop = tmp_path / "private_knowledge"
+    (drop / "team").mkdir(parents=True)
+    (drop / "team" / "notes.txt").write_text("Планёрка по понедельникам в десять.")
+    settings.DROP_FOLDER = drop
+    listing = dropfolder.iter_document_files
+
+    def listed_then_swapped(root, **options):
+        for path, relative, problem in listing(root, **options):
+            if swap == "folder link":
+                (drop / "team").rename(drop / "moved")
+                (tmp_path / "var" / "notes.txt").write_text(secret.read_text())
+                (drop / "team").symlink_to(tmp_path / "var", target_is_directory=True)
+            else:
+                path.unlink()
+                path.symlink_to(secret) if swap == "symlink" else os.link(secret, path)
+            yield path, relative, problem
+
+    monkeypatch.setattr(dropfolder, "iter_document_files", listed_then_swapped)
+    report = dropfolder.sync_drop_folder()
+    stored = [v.file.read() for v in DocumentVersion.objects.all()]
+    assert not any(b"secret-key-value" in data for data in stored)
+    assert report.refused and "replaced" in report.refused[0][1]
+
+
+# Parses one file in a process of its own and prints what it found: the parse runs in C calls a
+# signal may not interrupt, so the bound is the child's timeout, not the suite's.
+PARSE = (
+    "import json, sys, django\n"
+    "django.setup()\n"
+    "from knowledge.parsing.registry import parse_document\n"
+    "path = sys.argv[1]\n"
+    "doc = parse_document(open(path, 'rb').read(), filename=path.rsplit('/', 1)[-1])\n"
+    "print(json.dumps({'blocks': [b.text for b in doc.blocks], 'warnings': doc.warnings}))\n"
+)
+
+
+def _workbook_with_a_long_attribute(repeats: int) -> bytes:
+    """A checklist whose first cell carries an attribute of ``repeats`` cell references (" r='B2'",
+    every 32nd another one: the file must stay under the zip-bomb ratio), and a formula cell
+    without a saved value."""
+    import random
+
+    import openpyxl
+
+    pick = random.Random(40)
+    references = "".join(
+        f" r='{chr(65 + pick.randrange(26))}{pick.randrange(1, 999)}'" if i % 32 == 0 else " r='B2'"
+        for i in range(repeats)
+    )
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["Check", "Result", "Total"])
+    sheet.append(["Login", "Pass", "=1+1"])
+    plain = io.BytesIO()
+    book.save(plain)
+    crafted = io.BytesIO()
+    with (
+        zipfile.ZipFile(plain) as source,
+        zipfile.ZipFile(crafted, "w", zipfile.ZIP_DEFLATED) as target,
+    ):
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename == "xl/worksheets/sheet1.xml":
+                attribute = b'<c x="' + references.encode() + b'" r="A1"'
+                data = data.replace(b'<c r="A1"', attribute, 1)
+            target.writestr(item, data)
+    return crafted.getvalue()
+
+
+@pytest.mark.parametrize("kind", ["xlsx", "md"])
+def test_files_that_backtracked_for_hours_are_parsed_within_seconds(db, tmp_path, kind):
+    """Crafted files at a size where the old patterns would run for an hour or more (the
+    XLSX's formula-cell pattern took 12 s on 280 KB of sheet XML, quadratic in it; a line of
+    "{%" without "%}" took 448 s at 160 KB, quadratic in the line): parsed in a child with a
+    time limit of its own."""
+    if kind == "xlsx":
+        data = _workbook_with_a_long_attribute(700_000)  # 4.9 MB of XML in 90 KB
+    else:
+        data = ("# Release notes\n\nShipped on Friday.\n\n" + "{%a " * 200_000).encode()
+    path = tmp_path / f"crafted.{kind}"
+    path.write_bytes(data)
+    done = subprocess.run(
+        [sys.executable, "-c", PARSE, str(path)],
+        cwd=ROOT,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=20,  # generous: the file is read in about a second on a quiet machine
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.splitlines()[-1])
+    if kind == "xlsx":
+        assert any("| Login | Pass |" in text for text in found["blocks"])
+        assert any("(C2)" in warning for warning in found["warnings"]), found["warnings"]
+    else:
+        assert "Shipped on Friday." in found["blocks"]
+
+
 def test_a_version_whose_runs_keep_dying_is_given_up_on(db, settings):
     """A run killed past the hard limit leaves its version active; the stall recovery takes it
     up again, but the third run in a row that died ends it as failed, with the reason."""

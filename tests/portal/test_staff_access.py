@@ -8,6 +8,7 @@ alice the superuser, bob a reader of the restricted "Board minutes", carol staff
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -135,6 +136,39 @@ def test_staff_cannot_upload_into_or_reindex_a_source_they_may_not_read(client, 
     assert Source.objects.filter(name="Carol's notes").exists()
 
 
+LOOK_ALIKES = [
+    "Board\u00a0minutes",  # a no-break space
+    "Board minutes\u200b",  # a zero-width space
+    "\u0412oard minutes",  # a Cyrillic В
+    "Вoаrd mіnutes",  # Cyrillic В, а, і
+    "Board\u3164minutes",  # HANGUL FILLER for the space
+    "ＢＯＡＲＤ  MINUTES",  # fullwidth, two spaces
+]
+
+
+@pytest.mark.parametrize("name", LOOK_ALIKES)
+def test_a_source_named_like_an_existing_one_is_that_source(client, carol, alice, board, name):
+    """The upload form's new source, the admin and the command line: a name that only looks
+    different from a restricted source's is not a new source beside it."""
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    client.force_login(carol)
+    forged = SimpleUploadedFile("minutes.txt", b"Budget: zero.")
+    client.post("/documents/upload/", {"files": [forged], "new_source": name})
+    assert list(Source.objects.values_list("name", flat=True)) == ["Board minutes"]
+    assert DocumentVersion.objects.filter(document__source=board).count() == 1
+    with pytest.raises(CommandError, match="looks the same"):
+        call_command("source", "add", name, "--kind=folder", "--url=/srv/wiki")
+    client.force_login(alice)
+    response = client.post(
+        "/admin/knowledge/source/add/",
+        {"name": name, "kind": "uploads", "priority": 1, "history_depth": 1},
+    )
+    assert response.status_code == 200 and "looks the same" in response.content.decode()
+    assert Source.objects.count() == 1
+
+
 def test_a_test_analysis_rechecks_its_readers_access_when_opened_and_exported(client, bob, board):
     document = Document.objects.get(source=board)
     url = f"/documents/{document.pk}/?version=1&chunk=1#chunk-1"
@@ -187,3 +221,123 @@ def test_a_superuser_and_a_reader_still_see_everything_they_may_read(client, ali
     assert HIDDEN not in _page(client, "/journal/")
     assert json.dumps("Board minutes")[1:-1] in _page(client, "/feedback/")
     assert Message.objects.readable_by(bob).filter(pk=asked.pk).exists()
+
+
+# --- the third pass: tiles, evaluation runs and the audit log follow the same rule -----------
+
+MEANINGS = ("Протокол испытаний", "Сетевой протокол")
+
+
+@pytest.fixture
+def glossary(bob):
+    """A restricted source of two documents about different things named "протокол": bob's
+    "Что такое протокол?" is asked back with a tile for each, and a question near them but
+    answered by neither is refused with their titles as reformulation tiles."""
+    from tests.chat.test_policy import _two_meanings
+
+    source = _two_meanings("Closed glossary")
+    source.restricted = True
+    source.save()
+    source.readers.add(bob)
+    return source
+
+
+def test_clarification_and_refusal_tiles_of_an_unreadable_source_are_hidden_from_staff(
+    client, alice, bob, carol, glossary
+):
+    asked = answer_now(Conversation.objects.create(user=bob), "Что такое протокол?", user=bob)
+    refused = answer_now(
+        Conversation.objects.create(user=bob), "протокол совещания квазаров", user=bob
+    )
+    assert asked.outcome == Message.Outcome.CLARIFICATION, asked.answer
+    assert refused.outcome == Message.Outcome.REFUSAL and refused.tiles, refused.answer
+    for message in (asked, refused):
+        assign_topics(message.pk)
+    asked.refresh_from_db()
+    assert asked.topics  # the candidates' topics: they name the restricted source
+    client.force_login(carol)
+    pages = {
+        "journal": _page(client, "/journal/"),
+        "topic filter": _page(client, "/journal/", topic=asked.topics[0]),
+        "clarification": _page(client, f"/journal/{asked.pk}/"),
+        "refusal": _page(client, f"/journal/{refused.pk}/"),
+        "feedback": _page(client, "/feedback/"),
+    }
+    for where, page in pages.items():
+        for text in (*MEANINGS, "Closed glossary", json.dumps("Closed glossary")[1:-1]):
+            assert text not in page, (where, text)
+    assert HIDDEN in pages["clarification"] and HIDDEN in pages["refusal"]
+    client.force_login(alice)  # a superuser reads everything
+    assert all(title in _page(client, f"/journal/{asked.pk}/") for title in MEANINGS)
+    assert "Closed glossary" in _page(client, "/journal/")
+
+
+def test_staff_cannot_put_an_unreadable_turn_into_the_regression_set_or_switch_its_case(
+    client, alice, carol, asked
+):
+    from evaluation.models import RegressionCase
+
+    client.force_login(carol)
+    response = client.post(f"/evaluation/from-message/{asked.pk}/", {"behaviour": "answer"})
+    assert response.status_code == 404 and not RegressionCase.objects.exists()
+    case = case_from_message(asked, user=alice, behaviour="answer", expected_answer="")
+    assert client.post(f"/evaluation/cases/{case.pk}/toggle/").status_code == 404
+    case.refresh_from_db()
+    assert case.active
+    client.force_login(alice)
+    assert client.post(f"/evaluation/cases/{case.pk}/toggle/").status_code == 302
+
+
+def test_an_evaluation_run_as_a_reader_shows_its_answers_only_to_readers(
+    client, alice, carol, bob, board, tmp_path
+):
+    """A staff member who may not read the board runs no risk of seeing it on the run pages
+    however the run was made: here ``eval --user bob`` over a set with the board's question."""
+    from django.core.management import call_command
+
+    from evaluation.models import EvalRun
+
+    questions = tmp_path / "set.jsonl"
+    cases = [
+        {"id": "board-1", "group": "answerable", "question": QUESTION,
+         "gold_docs": ["Board minutes/minutes.txt"]},
+        {"id": "free-1", "group": "out_of_domain", "question": "Кто выиграл чемпионат мира?"},
+    ]  # fmt: skip
+    questions.write_text("\n".join(json.dumps(c, ensure_ascii=False) for c in cases) + "\n")
+    for _ in range(2):
+        call_command("eval", str(questions), "--user", "bob", stdout=io.StringIO())
+    first, second = EvalRun.objects.order_by("pk")
+    client.force_login(carol)
+    pages = [
+        _page(client, f"/evaluation/runs/{second.pk}/"),
+        _page(client, f"/evaluation/runs/{second.pk}/", q="бюджет"),
+        _page(client, "/evaluation/compare/", a=first.pk, b=second.pk, show="all"),
+    ]
+    for page in pages:
+        for text in ("сорок два", "Какой бюджет", "Board minutes", "minutes"):
+            assert text not in page, text
+    assert "A question about a source you may not read" in pages[0]
+    assert "board-1" in pages[0] and "free-1" in pages[0]  # each row, its outcome, no text
+    client.force_login(alice)
+    assert "Какой бюджет" in _page(client, f"/evaluation/runs/{second.pk}/")
+
+
+def test_the_audit_log_shows_events_about_an_unreadable_source_without_their_details(
+    client, alice, carol, board
+):
+    document = Document.objects.get(source=board)
+    client.force_login(alice)
+    plan = SimpleUploadedFile("merger-plan-2027.md", b"# Merger\n\nWe buy the competitor.\n")
+    client.post("/documents/upload/", {"files": [plan], "source": board.pk})
+    client.post(f"/documents/{document.pk}/reindex/")
+    client.post(f"/documents/{document.pk}/role/", {"role": "knowledge"})
+    client.get("/documents/")  # alice reads her own notices of those
+    client.force_login(carol)
+    page = _page(client, "/audit/")
+    searched = _page(client, "/audit/", q="Board")
+    csv = client.get("/audit/", {"format": "csv"}).content.decode()
+    for text in ("merger-plan-2027", "Board minutes", "minutes"):
+        assert text not in page and text not in searched and text not in csv, text
+    assert "About a source you may not read" in page and "upload" in page
+    client.force_login(alice)
+    assert "merger-plan-2027" in _page(client, "/audit/")

@@ -114,10 +114,14 @@ def test_the_cool_off_grows_with_each_wrong_password_after_one_and_a_success_cle
     assert throttled.count() == 5 and {e.address for e in throttled} == {"10.0.0.7"}
 
 
-@override_settings(LOGIN_FAILURES=5, LOGIN_ALERT_FAILURES=20, LOGIN_ALERT_MINUTES=60)
-def test_many_failures_from_many_addresses_never_lock_the_account_but_alert_staff(
+@override_settings(
+    LOGIN_FAILURES=5, LOGIN_ALERT_FAILURES=20, LOGIN_ALERT_MINUTES=60, LOGIN_ACCOUNT_FAILURES=20
+)
+def test_many_failures_from_many_addresses_never_lock_the_owner_out_and_alert_staff(
     client, alice, bob
 ):
+    assert _sign_in(client, "bob", PASSWORD, address="10.1.2.3").status_code == 302  # bob's
+    client.logout()
     for i in range(30):
         _sign_in(client, "bob", f"guess-{i}", address=f"198.51.100.{i + 1}")
     assert _sign_in(client, "bob", PASSWORD, address="10.1.2.3").status_code == 302
@@ -132,6 +136,44 @@ def test_many_failures_from_many_addresses_never_lock_the_account_but_alert_staf
     assert "Sign-in alerts" in page and "bob" in page
     audit = client.get("/audit/", {"action": "sign-in-alert"}).content.decode()
     assert "bob" in audit
+
+
+@override_settings(LOGIN_FAILURES=5, LOGIN_ACCOUNT_FAILURES=20)
+def test_guessing_from_many_addresses_meets_the_accounts_ceiling(client, bob):
+    """60 wrong passwords from 12 addresses, five each, were all checked: the account's ceiling
+    lets 20 be checked from addresses it never signed in from, and refuses the rest unchecked;
+    its owner still signs in from an address of theirs."""
+    assert _sign_in(client, "bob", PASSWORD, address="10.1.2.3").status_code == 302
+    client.logout()
+    pages = [
+        _sign_in(client, "bob", f"guess-{i}", address=f"198.51.100.{i % 12 + 1}").content.decode()
+        for i in range(60)
+    ]
+    checked = sum(WRONG in page for page in pages)
+    refused = sum("Too many failed sign-ins of this account" in page for page in pages)
+    assert (checked, refused) == (20, 40)
+    assert AuditEvent.objects.filter(action="sign-in-failed").count() == 20
+    assert _sign_in(client, "bob", PASSWORD, address="10.1.2.3").status_code == 302
+    client.logout()
+    # From an address bob never used, even the right password waits for the period's end.
+    assert _sign_in(client, "bob", PASSWORD, address="203.0.113.9").status_code == 200
+
+
+@override_settings(LOGIN_FAILURES=5)
+def test_the_addresses_of_one_ipv6_64_count_as_one(client, bob):
+    """A host is given a whole /64: each of its addresses is not a new guesser."""
+    pages = [
+        _sign_in(client, "bob", f"guess-{i}", address=f"2001:db8:1:2::{i + 1:x}").content.decode()
+        for i in range(12)
+    ]
+    assert sum(WRONG in page for page in pages) == 5
+    assert all(THROTTLED in page for page in pages[5:])
+    # Another /64 is another address; an IPv4 address mapped into IPv6 is that IPv4 address.
+    assert WRONG in _sign_in(client, "bob", "guess", address="2001:db8:1:3::1").content.decode()
+    for _ in range(5):
+        _sign_in(client, "bob", "guess", address="192.0.2.8")
+    mapped = _sign_in(client, "bob", "guess", address="::ffff:192.0.2.8").content.decode()
+    assert THROTTLED in mapped
 
 
 @override_settings(LOGIN_FAILURES=5)

@@ -39,7 +39,9 @@ class JsonClient:
         self._client = httpx2.Client(
             headers={"Accept": "application/json", **headers},
             timeout=httpx2.Timeout(timeout, connect=min(timeout, 10.0)),
-            follow_redirects=False,  # a redirect to a sign-in page is a refusal, not data
+            # A redirect to a sign-in page is a refusal, not data; and followed, it would carry
+            # the token to whatever host it names (knowledge.sources.tracker: KB_TRACKER_HOSTS).
+            follow_redirects=False,
         )
 
     def get(self, path: str, params: dict | None = None) -> tuple[Any, httpx2.Headers]:

@@ -30,6 +30,7 @@ def day(n: float) -> datetime:
 @pytest.fixture
 def tracker(settings, monkeypatch):
     settings.TRACKER_PAGE_SIZE = 2
+    settings.TRACKER_HOSTS = ["127.0.0.1"]  # the test server's host, and no other
     monkeypatch.setenv("KB_TRACKER_TOKEN", "token-1")
     with TrackerTestServer(token="token-1", org="org-1") as server:
         server.ticket(
@@ -210,13 +211,13 @@ def test_an_expired_token_mid_sync_is_a_plain_error_and_loses_nothing(
         == error
         == (
             "The tracker at 127.0.0.1 refused the token (401): it is missing, wrong or expired. "
-            "Set KB_TRACKER_TOKEN_CLOSED_TICKETS (or KB_TRACKER_TOKEN) for the workers."
+            f"Set KB_TRACKER_TOKEN_{source.pk} (or KB_TRACKER_TOKEN) for the workers."
         )
     )
     assert len(tracker.requests) - served == 2  # one page read, the next refused: mid-sync
     assert_nothing_kept(source, cursor, flavour)
 
-    monkeypatch.setenv("KB_TRACKER_TOKEN_CLOSED_TICKETS", "token-2")
+    monkeypatch.setenv(f"KB_TRACKER_TOKEN_{source.pk}", "token-2")
     outcome = sync()
     assert outcome["changed"] == [path(flavour, 1)] and outcome["added"] == [path(flavour, 3)]
     assert "1 000 000" in searchable_text(source) and "перезапустить импорт" in searchable_text(
@@ -300,3 +301,69 @@ def test_a_first_listing_without_resolved_tickets_is_an_error_not_an_empty_sourc
     with pytest.raises(CommandError, match="lists no resolved tickets for this query"):
         sync()
     assert Source.objects.get(pk=source.pk).sync_cursor == ""
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_a_tracker_host_outside_kb_tracker_hosts_never_gets_the_token(
+    db, tracker, flavour, settings
+):
+    """A source's URL is typed by staff; the token is the workers'. "localhost" is the same
+    test server under a name KB_TRACKER_HOSTS does not list: a configuration made before the
+    list (or edited in the admin) fails with the way out, and nothing is sent."""
+    source = add(flavour, tracker)
+    Source.objects.filter(pk=source.pk).update(
+        sync_url=source.sync_url.replace("127.0.0.1", "localhost")
+    )
+    with pytest.raises(CommandError) as failure:
+        sync()
+    assert "The tracker at localhost is not among KB_TRACKER_HOSTS (127.0.0.1)" in str(
+        failure.value
+    )
+    assert "Add it to KB_TRACKER_HOSTS" in Source.objects.get(pk=source.pk).last_sync_error
+    assert tracker.requests == [] and tracker.credentials == []
+    with pytest.raises(CommandError, match="not among KB_TRACKER_HOSTS"):
+        call_command(
+            "source", "add", "Elsewhere", "--kind=tracker", f"--tracker={flavour}",
+            f"--url={tracker.base_url.replace('127.0.0.1', 'localhost')}",
+            f"--query={QUERY[flavour]}", "--org=org-1", stdout=io.StringIO(),
+        )  # fmt: skip
+
+    settings.TRACKER_HOSTS = ["127.0.0.1", "localhost"]  # allowed: the same source works
+    assert sync()["added"]
+
+
+def test_kb_tracker_hosts_entries_name_hosts_ports_and_domains(settings):
+    from knowledge.sources.tracker import host_allowed
+
+    settings.TRACKER_HOSTS = ["jira.example.com", "gitlab.example.com:8443", "*.atlassian.net"]
+    assert host_allowed("jira.example.com", 443) and host_allowed("JIRA.example.com.", 8080)
+    assert host_allowed("gitlab.example.com", 8443) and not host_allowed("gitlab.example.com", 443)
+    assert host_allowed("acme.atlassian.net", 443) and not host_allowed("atlassian.net.evil", 443)
+    assert not host_allowed("evilatlassian.net", 443)
+    assert not host_allowed("jira.example.com.evil.org", 443)
+
+
+def test_a_source_named_like_another_does_not_read_its_token(db, tracker, monkeypatch):
+    """Tokens are named by the source's id: "JIRA!" once read KB_TRACKER_TOKEN_JIRA, the token
+    of a source named "Jira", and sent it wherever its own URL pointed."""
+    monkeypatch.delenv("KB_TRACKER_TOKEN")
+    monkeypatch.setenv("KB_TRACKER_TOKEN_JIRA", "token-1")
+    source = add("jira", tracker, name="JIRA!")
+    with pytest.raises(CommandError) as failure:
+        sync("JIRA!")
+    assert f"set KB_TRACKER_TOKEN_{source.pk}" in str(failure.value)
+    assert "token-1" not in " ".join(tracker.credentials)
+
+    monkeypatch.setenv(f"KB_TRACKER_TOKEN_{source.pk}", "token-1")  # its own: it syncs
+    assert sync("JIRA!")["added"]
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_a_redirect_to_another_host_gets_no_token(db, tracker, flavour):
+    with TrackerTestServer(host="127.0.0.2") as elsewhere:
+        source = add(flavour, tracker)
+        tracker.redirect = elsewhere.base_url
+        with pytest.raises(CommandError, match="sent a redirect"):
+            sync()
+        assert tracker.credentials and elsewhere.requests == []
+        assert Source.objects.get(pk=source.pk).sync_cursor == ""
