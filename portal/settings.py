@@ -210,10 +210,12 @@ CELERY_TASK_ROUTES = {
     "knowledge.sync_*": {"queue": "sync"},
 }
 # Workers write a heartbeat row this often; /healthz counts those seen within the stale limit.
+# The beat writes one as it ticks (portal.beat), at least this often too.
 WORKER_HEARTBEAT_SECONDS = env_int("KB_WORKER_HEARTBEAT_SECONDS", 10, minimum=1)
 WORKER_HEARTBEAT_STALE_SECONDS = env_int(
     "KB_WORKER_HEARTBEAT_STALE_SECONDS", 3 * WORKER_HEARTBEAT_SECONDS, minimum=2
 )
+CELERY_BEAT_SCHEDULER = "portal.beat.TickingScheduler"
 HEALTH_CACHE_SECONDS = env_float(
     "KB_HEALTH_CACHE_SECONDS", 5.0
 )  # /healthz checks at most this often
