@@ -477,7 +477,7 @@ CELERY_BEAT_SCHEDULE = {
     "purge-audit-log": {"task": "portal.purge_audit_log", "schedule": 24 * 3600.0},
     "recover-stalled-ingests": {
         "task": "knowledge.recover_stalled_versions",
-        "schedule": float(max(60, INGEST_STALE_SECONDS // 2)),
+        "schedule": float(max(15, INGEST_STALE_SECONDS // 2)),
     },
 }
 
