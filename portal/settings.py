@@ -475,6 +475,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(SOURCE_SYNC_CHECK_SECONDS),
     },
     "purge-audit-log": {"task": "portal.purge_audit_log", "schedule": 24 * 3600.0},
+    "finish-interrupted-answers": {"task": "chat.finish_interrupted_answers", "schedule": 60.0},
     "recover-stalled-ingests": {
         "task": "knowledge.recover_stalled_versions",
         "schedule": float(max(15, INGEST_STALE_SECONDS // 2)),
@@ -507,6 +508,9 @@ LLM_TEMPERATURE = env_float("KB_LLM_TEMPERATURE", 0.1)
 LLM_TIMEOUT = env_float("KB_LLM_TIMEOUT", 60.0)  # seconds between streamed tokens
 LLM_CONNECT_TIMEOUT = env_float("KB_LLM_CONNECT_TIMEOUT", 5.0)
 LLM_MAX_TOKENS = env_int("KB_LLM_MAX_TOKENS", 1024, minimum=16)
+# An answer silent this long (no event, no heartbeat) is taken for dead: its process stopped
+# mid-answer (chat.pipeline.lease). Longer than the LLM may take between two tokens.
+ANSWER_STALE_SECONDS = int(LLM_TIMEOUT + LLM_CONNECT_TIMEOUT) + 30
 
 # The evaluation judge (manage.py eval --judge): any OpenAI-compatible server, may differ from
 # the answering LLM. Unset: runs are graded by the deterministic figures only.
