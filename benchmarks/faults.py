@@ -7,8 +7,9 @@ and the embeddings served by the suite's OpenAI-compatible servers (``tests/llm_
 ``tests/embeddings_server.py``, in this process, so that they can be made slow, failing or
 gone), ``KB_INGEST_STALE_SECONDS=30`` and a drop folder scanned every 5 s. ``load.py``'s users
 (an API token each; ask or search, a think time) keep asking throughout and rate every third
-answer on the page; the admin uploads files on the Documents page. Each fault starts on a
-freshly started portal (same data), and:
+answer on the page; the admin uploads files on the Documents page. The faults come one after
+the other to the same portal; one that a fault left broken (stopped, or not whole when the
+watch ended) is started again (same data) before the next:
 
 - ``pool-kill``: while new versions of wiki pages are ingested, the worker's child processes
   are SIGKILLed (its pool; before the beat ran in its own process, the beat too);
@@ -50,6 +51,7 @@ import shutil
 import subprocess
 import sys
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,7 +111,7 @@ class Bench:
         self.portal: Portal | None = None
         self.users: Users | None = None
         self.staff: Staff | None = None
-        self.round = 0
+        self.broken = False
 
     # --- set-up ------------------------------------------------------------------------------
 
@@ -144,6 +146,9 @@ class Bench:
             PYTHONUNBUFFERED="1",
         )
         setup("faults", fresh=not self.args.reuse)
+        if self.args.prepare:
+            self._prepare()
+            return
         port = _free_port()
         self.portal = Portal(dict(os.environ), port, data_dir / "run.log")
         took = self.portal.start()
@@ -154,6 +159,16 @@ class Bench:
             f"demo knowledge base: {ready} of {total} versions ready in {time.monotonic() - started:.0f} s"
         )
         self._people()
+
+    def _prepare(self) -> None:
+        """The demo knowledge base ingested in this process (load.py's way: one model for many
+        files), through the embeddings server, for later runs with --reuse."""
+        from knowledge.demo import ingest_demo_now
+
+        started = time.monotonic()
+        files = ingest_demo_now()
+        took = time.monotonic() - started
+        print(f"demo knowledge base: {files} files ingested in this process in {took:.0f} s")
 
     def _people(self) -> None:
         from django.contrib.auth import get_user_model
@@ -206,14 +221,16 @@ class Bench:
         )
 
     def run(self, name: str) -> None:
-        self.round += 1
         self.llm.reset()
         self.llm.default_delay = 0.0
         self.embeddings.reset()
         self.users.pause()
-        if self.round > 1 or not self.portal.alive():
+        # The same portal goes on from fault to fault, as a real one would; one that the last
+        # fault left broken (stopped, or not whole when the watch ended) is started afresh.
+        if self.broken or not self.portal.alive():
             self.portal.stop()
-            self.portal.start()
+            took = self.portal.start()
+            print(f"\n(the portal started again for the next fault, in {took:.0f} s)")
             self.staff.sign_in()
         _wait(lambda: _healthz(self.portal.url) == 200, 120)
         resumed = time.monotonic()
@@ -223,6 +240,7 @@ class Bench:
         outcome = Outcome(name)
         getattr(self, "fault_" + name.replace("-", "_"))(outcome)
         self.watch(outcome)
+        self.broken = any(v is None for v in outcome.whole.values())
         self.users.pause()
         time.sleep(3)  # answers in flight end
         self.report(outcome)
@@ -499,7 +517,7 @@ class Bench:
     def report(self, outcome: Outcome) -> None:
         during = self.users.overlapping(outcome.injected, outcome.ended)
         after = self.users.between(outcome.ended, outcome.ended + outcome.watched)
-        print(f"\n{outcome.name}: {outcome.what}")
+        print(f"\n{outcome.name}: {outcome.what} (load average {os.getloadavg()[0]:.1f})")
         print(
             f"  users during the fault ({outcome.ended - outcome.injected:.0f} s): {_users_line(during)}"
         )
@@ -829,6 +847,9 @@ def main() -> None:
     parser.add_argument("--faults", default="", help="comma-separated, of: " + ", ".join(FAULTS))
     parser.add_argument("--users", type=int, default=0, help="default 6 (3 with --quick)")
     parser.add_argument("--reuse", action="store_true", help="keep the last run's data folder")
+    parser.add_argument(
+        "--prepare", action="store_true", help="only ingest the demo (in this process), for --reuse"
+    )
     args = parser.parse_args()
     sys.stdout.reconfigure(line_buffering=True)  # each fault's figures as soon as they are known
     chosen = [f.strip() for f in args.faults.split(",") if f.strip()]
@@ -838,13 +859,29 @@ def main() -> None:
     args.faults = chosen or (QUICK_FAULTS if args.quick else FAULTS)
     args.users = args.users or (3 if args.quick else 6)
     bench = Bench(args)
+    print(f"load average at the start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs)")
+    if args.prepare:
+        try:
+            bench.start()
+        finally:
+            bench.stop()
+        return
     try:
         bench.start()
         bench.baseline()
+        failed = []
         for name in args.faults:
-            bench.run(name)
+            try:
+                bench.run(name)
+            except Exception as exc:  # noqa: BLE001 - one fault's harness error: the others still run
+                failed.append(name)
+                bench.broken = True
+                print(f"\n{name}: the benchmark itself failed: {type(exc).__name__}: {exc}")
+                traceback.print_exc()
     finally:
         bench.stop()
+    if failed:
+        raise SystemExit(f"the benchmark failed on: {', '.join(failed)}")
     log = bench.portal.output() if bench.portal else ""
     print(
         f"\ntracebacks in the portal's own output (its log, not what users saw): {log.count('Traceback')}"
