@@ -65,11 +65,15 @@ def take_over(message: Message) -> bool:
 
 
 class Heartbeat:
-    """Records, at most every ``BEAT_SECONDS``, that the answer of a message still streams."""
+    """Records, at most every ``BEAT_SECONDS``, that the answer of a message still streams, and
+    from which thread (an answer streamed by another thread than the one that claimed it is
+    not taken for gone when the claimant's thread ends)."""
 
     def __init__(self, message_id: int) -> None:
         self.message_id = message_id
-        self.owner = this_process()
+        self.owner = (
+            Message.objects.filter(pk=message_id).values_list("claimed_by", flat=True).first() or ""
+        )
         self.last = time.monotonic()
 
     def relay(self, events: Generator[T, None, R]) -> Generator[T, None, R]:
@@ -86,9 +90,12 @@ class Heartbeat:
         if time.monotonic() - self.last < BEAT_SECONDS:
             return
         self.last = time.monotonic()
-        Message.objects.filter(pk=self.message_id, claimed_by=self.owner).update(
-            heartbeat_at=timezone.now()
-        )
+        me = this_process()
+        # Only while the claim is still this answer's: a reconnect that took it over owns it.
+        if Message.objects.filter(
+            pk=self.message_id, status=Status.RUNNING, claimed_by=self.owner
+        ).update(heartbeat_at=timezone.now(), claimed_by=me):
+            self.owner = me
 
 
 def interrupted_messages() -> Iterator[Message]:

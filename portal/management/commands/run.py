@@ -48,6 +48,13 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def web_command(host: str, port: int) -> list[str]:
     """The web server's command line (deploy/systemd/kb-web.service and the compose file carry
     the same flags)."""
@@ -225,11 +232,7 @@ class Command(BaseCommand):
 
     def _start_again(self, name: str, code: int) -> bool:
         """Start a process that died again; False (stop the portal) when it keeps dying."""
-        how = (
-            f"was killed by {signal.Signals(-code).name}"
-            if code < 0
-            else f"exited with code {code}"
-        )
+        how = f"was killed by {_signal_name(-code)}" if code < 0 else f"exited with code {code}"
         now = time.monotonic()
         exits = [t for t in self._exits.get(name, []) if now - t < RESTART_WINDOW_SECONDS]
         self._exits[name] = [*exits, now]
