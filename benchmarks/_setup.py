@@ -96,6 +96,15 @@ def spawn(args: list[str], env: dict[str, str] | None = None):
     )
 
 
+def spawn_beat(env: dict[str, str] | None = None):
+    """The beat (``celery beat``), as a portal runs it: ``/healthz`` is 200 only with its tick.
+    Its drop folder is one that does not exist, so a checkout's own files stay out."""
+    data_dir = Path(os.environ["KB_DATA_DIR"])
+    env = {**(env if env is not None else os.environ), "KB_DROP_FOLDER": str(data_dir / "no-drop")}
+    schedule = str(data_dir / "celerybeat-schedule")
+    return spawn(["celery", "-A", "portal.celery", "beat", "--schedule", schedule], env)
+
+
 def wait_http(url: str, timeout: float = 60) -> None:
     """Poll ``url`` until it answers 200 (a server up, a worker's heartbeat seen)."""
     import time

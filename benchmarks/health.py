@@ -28,7 +28,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from _setup import CORPUS, _free_port, percentile, setup, spawn, teardown, wait_http
+from _setup import CORPUS, _free_port, percentile, setup, spawn, spawn_beat, teardown, wait_http
 
 PASSWORD = "benchmark-password-9f3k"
 
@@ -159,12 +159,13 @@ def main() -> None:
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     worker = spawn(["celery", "-A", "portal.celery", "worker", "--concurrency", "1"])
+    beat = spawn_beat()
     command = _web_command(port)
     print("web server:", " ".join(command[1:]))
     assert command[1] == "-m", command
     web = spawn(command[2:])  # spawn() runs "python -m ..."
     try:
-        wait_http(base + "/healthz")  # up, and a worker has sent its heartbeat
+        wait_http(base + "/healthz")  # up, a worker's heartbeat and the beat's tick seen
         idle = _connections()
         print(f"PostgreSQL connections with the portal idle: {idle}")
 
@@ -210,7 +211,7 @@ def main() -> None:
         after = httpx2.get(base + "/healthz", timeout=30).status_code
         print(f"GET /healthz after the floods: HTTP {after}")
     finally:
-        for process in (web, worker):
+        for process in (web, worker, beat):
             os.killpg(process.pid, 15)
             process.wait(30)
         teardown()

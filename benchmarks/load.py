@@ -31,7 +31,7 @@ import threading
 import time
 from collections import Counter, defaultdict
 
-from _setup import EVAL, _free_port, percentile, setup, spawn, teardown, wait_http
+from _setup import EVAL, _free_port, percentile, setup, spawn, spawn_beat, teardown, wait_http
 
 
 def _tokens(n: int) -> list[str]:
@@ -125,6 +125,7 @@ def main() -> None:
     base = f"http://127.0.0.1:{port}"
     env = {**os.environ, "KB_WEB_WORKERS": str(args.web_workers)}
     worker = spawn(["celery", "-A", "portal.celery", "worker", "--concurrency", "1"], env)
+    beat = spawn_beat(env)
     web = spawn(
         ["uvicorn", "portal.asgi:application", "--port", str(port), "--no-access-log",
          "--lifespan", "off", "--workers", str(args.web_workers),
@@ -148,7 +149,7 @@ def main() -> None:
         if scan is not None:
             result["scan"] = finish_scan(scan, result["wall"])
     finally:
-        for process in (web, worker):
+        for process in (web, worker, beat):
             os.killpg(process.pid, 15)
             process.wait(30)
         teardown()

@@ -187,6 +187,10 @@ class Message(models.Model):
     outcome = models.CharField(max_length=20, choices=Outcome.choices, blank=True)
     mode = models.CharField(max_length=20, choices=Mode.choices, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    # The process answering it and when it last showed life (chat.pipeline.lease): an answer
+    # whose web process died is taken over by the browser's reconnect, or closed with a notice.
+    claimed_by = models.CharField(max_length=200, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     notice = models.TextField(
         blank=True, help_text=_("Shown above the answer (e.g. the LLM was down).")
     )

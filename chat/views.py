@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from chat.answer.presenting import turn_context
 from chat.models import AssistantProfile, ChatSettings, Conversation, Message
-from chat.pipeline import claim, start_message, stream_answer
+from chat.pipeline import claim, start_message, stream_answer, take_over
 from chat.pipeline.guard import chat_enabled
 from portal import audit
 from portal.capacity import release_connection
@@ -157,16 +157,19 @@ def _sse(event: str, data: str) -> bytes:
 def _events(message: Message, user, language: str) -> Iterator[bytes]:
     yield b": stream open\n\n"
     if claim(message):
-        for event in stream_answer(message, user=user):
-            release_connection()  # the next event may be an LLM's token, seconds away
-            if event.kind == "token":
-                yield _sse("token", escape(event.text).replace("\n", "<br>"))
-            elif event.kind == "status":
-                yield _sse("status", escape(event.text))
+        yield from _answer(message, user)
     else:
-        # A reconnect while another stream answers, or after it finished: wait for the result.
+        # A reconnect while another stream answers, or after it finished: wait for the result;
+        # when the stream that answered died with its process, answer here instead (once).
         deadline = time.monotonic() + 180
         while Message.objects.filter(pk=message.pk, status=Message.Status.RUNNING).exists():
+            if take_over(message):
+                # The text the dead stream had sent is cleared: this one starts again.
+                yield _sse("restart", "")
+                with translation.override(language):
+                    yield _sse("status", escape(_("The connection was lost; answering again…")))
+                yield from _answer(message, user)
+                break
             if time.monotonic() > deadline:
                 break
             time.sleep(0.5)
@@ -176,6 +179,15 @@ def _events(message: Message, user, language: str) -> Iterator[bytes]:
     with translation.override(language):
         html = render_to_string("chat/chat.html#answer", {"turn": turn_context(message)})
     yield _sse("done", html)
+
+
+def _answer(message: Message, user) -> Iterator[bytes]:
+    for event in stream_answer(message, user=user):
+        release_connection()  # the next event may be an LLM's token, seconds away
+        if event.kind == "token":
+            yield _sse("token", escape(event.text).replace("\n", "<br>"))
+        elif event.kind == "status":
+            yield _sse("status", escape(event.text))
 
 
 @staff_member_required

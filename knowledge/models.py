@@ -355,6 +355,9 @@ class DocumentVersion(models.Model):
     )
     added_via = models.CharField(max_length=20, default="upload")
     claim_token = models.CharField(max_length=32, blank=True)
+    # The process of the run holding the claim (portal.processes): a run killed on this machine
+    # is seen gone at once, instead of once its heartbeat is stale.
+    claimed_by = models.CharField(max_length=200, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)

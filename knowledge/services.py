@@ -16,6 +16,7 @@ from django.utils.translation import ngettext
 from knowledge.confusables import visible
 from knowledge.ingest import second
 from knowledge.ingest.registration import register_file
+from knowledge.ingest.storage import StorageFull
 from knowledge.models import Document, DocumentVersion, Source
 from knowledge.queue import INGEST_VERSION, enqueue_on_commit
 from knowledge.roles import Role
@@ -171,7 +172,16 @@ def register_uploads(
     for uploaded in files:
         name = uploaded.name or "upload"
         data = uploaded.read()
-        registration = register_file(source, name, data, added_by=user, via="upload")
+        try:
+            registration = register_file(source, name, data, added_by=user, via="upload")
+        except StorageFull:
+            # Nothing of it was kept (knowledge.ingest.storage): the same file uploaded again
+            # once there is room is stored whole.
+            outcome.refused.append(
+                _("%(name)s: not saved, the server's disk is full; try again later.")
+                % {"name": PurePosixPath(name).name}
+            )
+            continue
         (outcome.new if registration.created else outcome.unchanged).append(
             registration.document.path
         )
@@ -206,7 +216,13 @@ def reindex(scope: str, pk: int | None, user) -> int | None:
     with transaction.atomic():
         DocumentVersion.objects.filter(
             pk__in=version_ids, status__in=DocumentVersion.ACTIVE
-        ).update(status=DocumentVersion.Status.PENDING, claim_token="", stage="queued", progress=0)
+        ).update(
+            status=DocumentVersion.Status.PENDING,
+            claim_token="",
+            claimed_by="",
+            stage="queued",
+            progress=0,
+        )
         for version_id in version_ids:
             enqueue_on_commit(INGEST_VERSION, version_id, force=True)
     return len(version_ids)

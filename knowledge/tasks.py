@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 
+from celery import signals
 from django.db import InterfaceError, OperationalError
 
 from knowledge.ingest.dropfolder import sync_drop_folder
-from knowledge.ingest.maintenance import requeue_stalled_versions
+from knowledge.ingest.maintenance import requeue_stalled_versions, seconds_until_stale
 from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.second import fill_second_vectors
 from knowledge.models import DocumentVersion, Source
@@ -27,14 +28,30 @@ logger = logging.getLogger(__name__)
     acks_late=True,
 )
 def ingest_version_task(version_id: int, force: bool = False) -> None:
-    """Ingest one version; returns quietly when it is gone or claimed by another run."""
-    if not DocumentVersion.objects.filter(pk=version_id).exists():
-        return
+    """Ingest one version; returns quietly when it is gone or claimed by another run.
+
+    Delivered again (its worker process died mid-run) and finding the version claimed under a
+    fresh heartbeat, it does not return: that claim may be the dead run's own, written a moment
+    before it died on another machine. It looks again once that heartbeat would be stale (a
+    run killed on this machine is seen gone at once, ``claim_version``)."""
     try:
-        ingest_version(version_id, force=force)
+        if not DocumentVersion.objects.filter(pk=version_id).exists():
+            return
+        result = ingest_version(version_id, force=force)
     except (OperationalError, InterfaceError) as exc:
-        # The database went away mid-run (restart): retry later, the version was handed back.
-        raise ingest_version_task.retry(exc=exc, countdown=10) from exc
+        # The database went away (restart): retry later, for up to about three minutes. The
+        # version was handed back, or is still claimed by this very thread, which the retry
+        # takes back at once (portal.processes).
+        retries = ingest_version_task.request.retries
+        raise ingest_version_task.retry(exc=exc, countdown=min(60, 10 * 2**retries)) from exc
+    delivery = ingest_version_task.request.delivery_info or {}
+    if result.status == "skipped" and delivery.get("redelivered"):
+        wait = seconds_until_stale(version_id)
+        if wait is not None:
+            logger.info(
+                "version %s claimed by a run that may be dead: again in %.0f s", version_id, wait
+            )
+            ingest_version_task.apply_async((version_id,), countdown=wait + 1)
 
 
 @app.task(name="knowledge.recover_stalled_versions", ignore_result=True)
@@ -66,6 +83,17 @@ def fill_second_vectors_task() -> int:
     if more:
         fill_second_vectors_task.delay()
     return done
+
+
+@signals.worker_ready.connect
+def _recover_when_a_worker_starts(**_: object) -> None:
+    # A worker started after another was killed on this machine (./kb run and systemd restart
+    # it): the versions the dead one's runs held are taken up now, each judged from here, where
+    # their processes ran, rather than at the stale limit by the beat's next round.
+    try:
+        recover_stalled_versions()
+    except Exception:  # noqa: BLE001 - the beat's round does the same later
+        logger.warning("stalled versions not recovered at start", exc_info=True)
 
 
 @app.task(name="knowledge.scan_drop_folder", ignore_result=True)

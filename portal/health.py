@@ -1,6 +1,7 @@
 """Health of the services the portal depends on, for ``/healthz``.
 
-``/healthz`` needs no login, so it must stay cheap whatever the number of callers: the
+``/healthz`` answers 200 when the database, Redis, a worker and the beat (its last tick) are
+up. It needs no login, so it must stay cheap whatever the number of callers: the
 services are checked at most once per ``KB_HEALTH_CACHE_SECONDS`` per web process, by one
 request at a time (the others get the last result, never a queue of their own checks), and
 no check talks to the Celery broker. Workers are seen through the heartbeat rows they write
@@ -65,12 +66,33 @@ def _redis() -> str:
 
 def _workers() -> str:
     fresh = timezone.now() - timedelta(seconds=settings.WORKER_HEARTBEAT_STALE_SECONDS)
-    count = WorkerHeartbeat.objects.filter(beat_at__gte=fresh).count()
+    count = WorkerHeartbeat.objects.filter(
+        kind=WorkerHeartbeat.Kind.WORKER, beat_at__gte=fresh
+    ).count()
     if not count:
         raise RuntimeError(
             f"no Celery worker sent a heartbeat in {settings.WORKER_HEARTBEAT_STALE_SECONDS} s"
         )
     return f"{count} worker(s)"
+
+
+def _beat() -> str:
+    """The beat's last tick (``portal.beat``): without the beat no schedule runs (stalled
+    ingests stay stalled, sources do not sync, the drop folder is not read)."""
+    last = (
+        WorkerHeartbeat.objects.filter(kind=WorkerHeartbeat.Kind.BEAT)
+        .order_by("-beat_at")
+        .values_list("worker", "beat_at")
+        .first()
+    )
+    if last is None:
+        raise RuntimeError("the beat never ticked: no schedule runs")
+    ago = (timezone.now() - last[1]).total_seconds()
+    if ago > settings.WORKER_HEARTBEAT_STALE_SECONDS:
+        raise RuntimeError(
+            f"the beat's last tick was {ago:.0f} s ago ({last[0]}): no schedule runs"
+        )
+    return f"last tick {ago:.0f} s ago ({last[0]})"
 
 
 def service_states() -> dict[str, ServiceState]:
@@ -81,10 +103,11 @@ def service_states() -> dict[str, ServiceState]:
     Callers that may run often (``/healthz``) use ``cached_service_states`` instead.
     """
     states = {"database": _timed(_database), "redis": _timed(_redis)}
-    if states["database"].ok:
-        states["workers"] = _timed(_workers)
-    else:
-        states["workers"] = ServiceState(ok=False, detail="database is down", ms=0.0)
+    for name, check in (("workers", _workers), ("beat", _beat)):
+        if states["database"].ok:
+            states[name] = _timed(check)
+        else:
+            states[name] = ServiceState(ok=False, detail="database is down", ms=0.0)
     for name, dotted in settings.HEALTH_OPTIONAL_CHECKS.items():
         states[name] = _timed(import_string(dotted))
     return states

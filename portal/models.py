@@ -10,9 +10,15 @@ from django.utils.translation import gettext_lazy as _
 
 
 class WorkerHeartbeat(models.Model):
-    """The last heartbeat of each Celery worker (every few seconds while it runs); /healthz counts them."""
+    """The last heartbeat of each Celery worker (every few seconds while it runs), and the
+    beat's last tick; /healthz reads them."""
+
+    class Kind(models.TextChoices):
+        WORKER = "worker", _("Worker")
+        BEAT = "beat", _("Beat (the schedule)")
 
     worker = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.WORKER)
     token = models.CharField(max_length=64, blank=True)
     beat_at = models.DateTimeField(auto_now=True)
 

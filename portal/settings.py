@@ -212,10 +212,12 @@ CELERY_TASK_ROUTES = {
     "knowledge.sync_*": {"queue": "sync"},
 }
 # Workers write a heartbeat row this often; /healthz counts those seen within the stale limit.
+# The beat writes one as it ticks (portal.beat), at least this often too.
 WORKER_HEARTBEAT_SECONDS = env_int("KB_WORKER_HEARTBEAT_SECONDS", 10, minimum=1)
 WORKER_HEARTBEAT_STALE_SECONDS = env_int(
     "KB_WORKER_HEARTBEAT_STALE_SECONDS", 3 * WORKER_HEARTBEAT_SECONDS, minimum=2
 )
+CELERY_BEAT_SCHEDULER = "portal.beat.TickingScheduler"
 HEALTH_CACHE_SECONDS = env_float(
     "KB_HEALTH_CACHE_SECONDS", 5.0
 )  # /healthz checks at most this often
@@ -496,9 +498,10 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(SOURCE_SYNC_CHECK_SECONDS),
     },
     "purge-audit-log": {"task": "portal.purge_audit_log", "schedule": 24 * 3600.0},
+    "finish-interrupted-answers": {"task": "chat.finish_interrupted_answers", "schedule": 60.0},
     "recover-stalled-ingests": {
         "task": "knowledge.recover_stalled_versions",
-        "schedule": float(max(60, INGEST_STALE_SECONDS // 2)),
+        "schedule": float(max(15, INGEST_STALE_SECONDS // 2)),
     },
     # Chunks that became searchable without a version being ingested (an older version made
     # current again), or whose task was lost: their second vectors (one query when none lacks).
@@ -531,6 +534,9 @@ LLM_TEMPERATURE = env_float("KB_LLM_TEMPERATURE", 0.1)
 LLM_TIMEOUT = env_float("KB_LLM_TIMEOUT", 60.0)  # seconds between streamed tokens
 LLM_CONNECT_TIMEOUT = env_float("KB_LLM_CONNECT_TIMEOUT", 5.0)
 LLM_MAX_TOKENS = env_int("KB_LLM_MAX_TOKENS", 1024, minimum=16)
+# An answer silent this long (no event, no heartbeat) is taken for dead: its process stopped
+# mid-answer (chat.pipeline.lease). Longer than the LLM may take between two tokens.
+ANSWER_STALE_SECONDS = int(LLM_TIMEOUT + LLM_CONNECT_TIMEOUT) + 30
 
 # The evaluation judge (manage.py eval --judge): any OpenAI-compatible server, may differ from
 # the answering LLM. Unset: runs are graded by the deterministic figures only.

@@ -19,12 +19,13 @@ from portal.models import WorkerHeartbeat
 logger = logging.getLogger(__name__)
 
 
-def record_heartbeat(worker: str) -> None:
-    """Store that ``worker`` is alive now (keeps the row's token, which tests use)."""
-    if WorkerHeartbeat.objects.filter(worker=worker).update(beat_at=timezone.now()):
+def record_heartbeat(worker: str, kind: str = WorkerHeartbeat.Kind.WORKER) -> None:
+    """Store that ``worker`` (a worker, or the beat) is alive now (keeps the row's token,
+    which tests use)."""
+    if WorkerHeartbeat.objects.filter(worker=worker).update(beat_at=timezone.now(), kind=kind):
         return
     try:
-        WorkerHeartbeat.objects.create(worker=worker)
+        WorkerHeartbeat.objects.create(worker=worker, kind=kind)
     except IntegrityError:  # another process of the same worker created it first
         WorkerHeartbeat.objects.filter(worker=worker).update(beat_at=timezone.now())
 

@@ -6,6 +6,7 @@ Celery worker process over that Redis, uvicorn serving the ASGI application, Deb
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -14,6 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 from django.db import connection
 
@@ -151,7 +153,11 @@ class WorkerProcess:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        self.wait_ready()
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop()  # a worker that never answered is not left running after the test
+            raise
 
     def wait_ready(self, timeout: float = 60) -> None:
         from portal.celery import app
@@ -170,6 +176,16 @@ class WorkerProcess:
         os.killpg(self.process.pid, 9)
         self.process.wait()
 
+    def kill_pool(self) -> list[int]:
+        """SIGKILL the worker's children (its pool), mid-task; the worker's main process lives
+        on and starts new ones. Returns the pids killed."""
+        killed = []
+        for child in psutil.Process(self.process.pid).children():
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+                killed.append(child.pid)
+        return killed
+
     def stop(self) -> None:
         if self.process.poll() is None:
             os.killpg(self.process.pid, 15)
@@ -187,6 +203,68 @@ def worker(transactional_db) -> Iterator[WorkerProcess]:
     process = WorkerProcess(f"w{os.getpid()}-{time.monotonic_ns() % 10**6}")
     yield process
     process.stop()
+
+
+class BeatProcess:
+    """A real ``celery beat`` on the session's services that schedules nothing but ticks (its
+    tick is what ``/healthz`` reads: ``tests/beat_settings.py``)."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.log_path = ARTIFACTS / "logs" / f"beat-{os.getpid()}-{time.monotonic_ns()}.log"
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "portal.celery",
+                "beat",
+                "--loglevel",
+                "INFO",
+                "--schedule",
+                str(tmp_path / "celerybeat-schedule"),
+            ],
+            cwd=ROOT,
+            env=subprocess_env(DJANGO_SETTINGS_MODULE="tests.beat_settings"),
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def wait_ticking(self, timeout: float = 60) -> None:
+        from portal.models import WorkerHeartbeat
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"beat exited: {self.log_path.read_text()[-2000:]}")
+            if WorkerHeartbeat.objects.filter(kind=WorkerHeartbeat.Kind.BEAT).exists():
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"the beat did not tick; log: {self.log_path}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, 15)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, 9)
+                self.process.wait()
+        self._log.close()
+
+
+@pytest.fixture
+def beat(transactional_db, tmp_path) -> Iterator[BeatProcess]:
+    """A real beat for one test (``/healthz`` is 200 only while the beat ticks)."""
+    process = BeatProcess(tmp_path)
+    try:
+        process.wait_ticking()
+        yield process
+    finally:
+        process.stop()
 
 
 class PortalServer:

@@ -3,8 +3,8 @@
 It serves the bundled USE model (``knowledge.embedding.UseEmbedder``) at ``POST
 /v1/embeddings`` in the OpenAI shape, and can be told to fail: answer the next requests with an
 HTTP status (503, 429 with Retry-After...), go down after N more requests (connection refused,
-as a stopped server), or serve vectors of another dimension (a model swapped under the same
-name). Standard library only, besides the model.
+as a stopped server), answer slowly (``delay`` seconds before each answer), or serve vectors of
+another dimension (a model swapped under the same name). Standard library only, besides the model.
 
     with EmbeddingsTestServer() as server:
         embedder = OpenAIEmbedder(server.base_url, "use", batch_size=8)
@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
+import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -40,6 +41,8 @@ class _Handler(BaseHTTPRequestHandler):
         texts = body.get("input") or []
         texts = [texts] if isinstance(texts, str) else list(texts)
         owner.record(body, self.headers.get("Authorization", ""))
+        if owner.delay:
+            time.sleep(owner.delay)
         if self.path.rstrip("/") != "/v1/embeddings":
             return self._send(404, {"error": {"message": "not found"}})
         failure = owner.next_failure()
@@ -81,6 +84,7 @@ class EmbeddingsTestServer:
         self._failures: deque[tuple[int, int | None]] = deque()
         self._down_after: int | None = None
         self.down = False
+        self.delay = 0.0  # seconds before each answer (a slow server)
         self.dimensions: int | None = None  # None: the model's own (512)
         self.requests: list[dict] = []
         self.authorizations: list[str] = []
@@ -105,6 +109,7 @@ class EmbeddingsTestServer:
             self._failures.clear()
             self._down_after = None
             self.dimensions = None
+            self.delay = 0.0
             self.requests.clear()
             self.authorizations.clear()
 

@@ -67,6 +67,10 @@ _TEXTS = {
         "The language model is unavailable ({error}); the changes from the comparison of the "
         "versions are below."
     ),
+    "interrupted": gettext_noop(
+        "The answer was interrupted: the server process answering it stopped. Ask the question "
+        "again."
+    ),
     "version": gettext_noop("Version {label}"),
     "comparison": gettext_noop("Comparison of versions"),
     "moderation_credentials": gettext_noop(

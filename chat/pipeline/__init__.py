@@ -15,12 +15,21 @@ from chat.answer.llm import LLM, get_llm
 from chat.models import Conversation, Message
 from chat.pipeline.events import Event
 from chat.pipeline.guard import redact
+from chat.pipeline.lease import Heartbeat, claim, take_over
 from chat.pipeline.steps import STEPS
 from chat.pipeline.storing import finish
 from chat.pipeline.turn import Final, Turn
 from knowledge.question import read
 
-__all__ = ["Final", "Turn", "answer_now", "claim", "start_message", "stream_answer"]
+__all__ = [
+    "Final",
+    "Turn",
+    "answer_now",
+    "claim",
+    "start_message",
+    "stream_answer",
+    "take_over",
+]
 
 
 def start_message(
@@ -45,15 +54,6 @@ def start_message(
     return message
 
 
-def claim(message: Message) -> bool:
-    """Pending -> running, once: a reconnecting browser must not answer the question twice."""
-    return bool(
-        Message.objects.filter(pk=message.pk, status=Message.Status.PENDING).update(
-            status=Message.Status.RUNNING
-        )
-    )
-
-
 def stream_answer(
     message: Message,
     *,
@@ -74,8 +74,9 @@ def stream_answer(
         language=reading.language,
         reading=reading,
     )
+    alive = Heartbeat(message.pk)  # a reconnect takes over only an answer that stopped
     for step in STEPS:
-        final = yield from step(turn)
+        final = yield from alive.relay(step(turn))
         if final is not None:
             break
     assert final is not None, "the last step, the answer, always ends the turn"

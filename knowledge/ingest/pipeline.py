@@ -5,8 +5,10 @@ Idempotent by state, not by hope:
   second run at the same time finds it claimed and returns; a run whose claim was taken over
   (its worker looked dead) discards its work at the end;
 - the version's chunks are replaced in one transaction, so search never sees half a set;
-- a version whose worker died mid-ingest (heartbeat older than KB_INGEST_STALE_SECONDS) can be
-  claimed again by the next run: the beat task re-enqueues it, the reindex button forces it;
+- a version whose worker died mid-ingest (heartbeat older than KB_INGEST_STALE_SECONDS, or its
+  process seen gone on this machine: ``portal.processes``) can be claimed again by the next
+  run: the task delivered again after a pool process died, the beat task that re-enqueues
+  stalled versions, the reindex button;
 - a long parse (OCR of a scan) beats after every page: a reindex that took the version over
   (``knowledge.services.reindex``) stops it there.
 """
@@ -47,6 +49,7 @@ from knowledge.parsing.base import (
 from knowledge.parsing.registry import parse_document
 from knowledge.queue import FILL_SECOND_VECTORS, enqueue_on_commit
 from knowledge.vector_index import check_dimensions
+from portal.processes import process_gone, this_process
 
 __all__ = [
     "ClaimLost",
@@ -91,12 +94,14 @@ class IngestResult:
 def claim_version(version_id: int, *, force: bool = False) -> str | None:
     """Compare-and-set the version into "parsing"; returns the claim token, or None if taken.
 
-    Claimable: pending; active with a stale heartbeat (its worker died); with ``force`` also
-    ready and failed (reindex).
+    Claimable: pending; active with a stale heartbeat or whose run's process is gone from this
+    machine (its worker died); with ``force`` also ready and failed (reindex).
     """
     stale = timezone.now() - timedelta(seconds=settings.INGEST_STALE_SECONDS)
     abandoned = Q(status__in=DocumentVersion.ACTIVE) & (
-        Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True)
+        Q(heartbeat_at__lt=stale)
+        | Q(heartbeat_at__isnull=True)
+        | Q(claim_token__in=_orphaned_claims(version_id))
     )
     if not _may_take_over(version_id, abandoned):
         return None
@@ -107,6 +112,7 @@ def claim_version(version_id: int, *, force: bool = False) -> str | None:
     updated = DocumentVersion.objects.filter(claimable, pk=version_id).update(
         status=Status.PARSING,
         claim_token=token,
+        claimed_by=this_process(),
         heartbeat_at=timezone.now(),
         progress=0,
         stage="parsing",
@@ -114,6 +120,20 @@ def claim_version(version_id: int, *, force: bool = False) -> str | None:
         attempts=F("attempts") + 1,
     )
     return token if updated else None
+
+
+def _orphaned_claims(version_id: int) -> list[str]:
+    """The version's claim token when the process that claimed it is gone from this machine
+    (killed mid-run: its heartbeat still looks fresh), else nothing. Compared with the token,
+    so a run that claims the version meanwhile is never taken over."""
+    row = (
+        DocumentVersion.objects.filter(pk=version_id, status__in=DocumentVersion.ACTIVE)
+        .values("claim_token", "claimed_by")
+        .first()
+    )
+    if row and row["claim_token"] and process_gone(row["claimed_by"]):
+        return [row["claim_token"]]
+    return []
 
 
 def _may_take_over(version_id: int, abandoned: Q) -> bool:
@@ -129,6 +149,7 @@ def _may_take_over(version_id: int, abandoned: Q) -> bool:
         DocumentVersion.objects.filter(abandoned, pk=version_id).update(
             status=Status.FAILED,
             claim_token="",
+            claimed_by="",
             stage="",
             error=GAVE_UP.format(attempts=died),
         )
@@ -323,7 +344,7 @@ def _failed(version_id: int, token: str, exc: Exception, timings: dict[str, floa
 def give_back(version_id: int, token: str) -> None:
     """Hand a claimed version back (pending) for a later run to claim."""
     DocumentVersion.objects.filter(pk=version_id, claim_token=token).update(
-        status=Status.PENDING, stage="waiting to retry", claim_token=""
+        status=Status.PENDING, stage="waiting to retry", claim_token="", claimed_by=""
     )
 
 
@@ -445,6 +466,7 @@ def _fail(version_id: int, token: str, message: str, timings: dict[str, float]) 
             error=message,
             stage="",
             claim_token="",
+            claimed_by="",
             timings=timings,
             heartbeat_at=timezone.now(),
         )

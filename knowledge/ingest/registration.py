@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
+from knowledge.ingest.maintenance import mark_not_queued
 from knowledge.ingest.names import label_from_name, safe_path, title_from_path
 from knowledge.ingest.storage import sha256_of, store_blob
 from knowledge.ingest.store import refresh_searchable
@@ -98,7 +99,8 @@ def register_file(
         )
         _restore(document)
         if enqueue:
-            enqueue_on_commit(INGEST_VERSION, version.pk)
+            pk = version.pk
+            enqueue_on_commit(INGEST_VERSION, pk, on_failure=lambda: mark_not_queued(pk))
     return Registration(document, version, created=True)
 
 

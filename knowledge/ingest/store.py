@@ -193,6 +193,7 @@ def store_chunks(
             embedding_model=embedder.model_id,
             chunk_count=len(rows),
             claim_token="",
+            claimed_by="",
             timings=timings,
         )
         fields = {"language": parsed.language, "updated_at": now}

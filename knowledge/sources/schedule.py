@@ -40,8 +40,16 @@ def _claim(source_id: int) -> bool:
         .update(last_sync_status=Status.QUEUED, sync_requested_at=timezone.now())
     )
     if claimed:
-        enqueue_on_commit(SYNC_SOURCE, source_id)
+        enqueue_on_commit(SYNC_SOURCE, source_id, on_failure=lambda: _unclaim(source_id))
     return bool(claimed)
+
+
+def _unclaim(source_id: int) -> None:
+    # The task could not be sent (the queue was down): free again, the next due check (or a
+    # "Sync now") queues it, rather than after KB_SOURCE_SYNC_STALE_SECONDS.
+    Source.objects.filter(pk=source_id, last_sync_status=Status.QUEUED).update(
+        sync_requested_at=None
+    )
 
 
 def request_sync(source: Source) -> bool:

@@ -97,8 +97,8 @@ def _random_session() -> dict[str, str]:
     return {"Cookie": f"sessionid={secrets.token_hex(16)}"}
 
 
-def test_a_flood_of_made_up_session_cookies_is_answered_within_the_pool(worker, small_server):
-    # With a worker /healthz is 200 ("ok"); the pool opened by a first request.
+def test_a_flood_of_made_up_session_cookies_is_answered_within_the_pool(worker, beat, small_server):
+    # With a worker and the beat /healthz is 200 ("ok"); the pool opened by a first request.
     assert httpx2.get(small_server.url + "/healthz", timeout=30).status_code == 200
     httpx2.get(small_server.url + "/login/", timeout=30)
     idle = _connections()
@@ -163,7 +163,7 @@ def test_staff_read_each_services_state_at_healthz_services(client, alice, bob, 
     assert client.get("/healthz/services").status_code in (302, 403)
     client.force_login(alice)
     body = client.get("/healthz/services").json()
-    assert set(body["services"]) == {"database", "redis", "workers", "ocr"}  # OCR optional
+    assert set(body["services"]) == {"database", "redis", "workers", "beat", "ocr"}  # OCR optional
 
 
 def test_the_deployed_command_lines_carry_the_run_commands_bounds():

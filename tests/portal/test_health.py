@@ -16,7 +16,7 @@ import pytest
 from django.db import connection
 
 from portal.health import forget_cached_states
-from tests.conftest import PASSWORD, PortalServer
+from tests.conftest import PASSWORD, BeatProcess, PortalServer
 from tests.portal.test_services import _wait_for
 
 
@@ -45,7 +45,7 @@ def server(transactional_db):
 
 
 def test_two_hundred_concurrent_anonymous_healthz_all_answer_and_hold_no_connections(
-    worker, server, alice
+    worker, beat, server, alice
 ):
     with httpx2.Client(base_url=server.url, timeout=30) as client:
         assert client.get("/healthz").status_code == 200  # warm: one check, one connection
@@ -109,3 +109,59 @@ def test_healthz_ignores_a_heartbeat_older_than_the_stale_limit(client, alice, s
     assert client.get("/healthz/services").json()["services"]["workers"]["ok"] is False
     WorkerHeartbeat.objects.filter(pk=beat.pk).update(beat_at=timezone.now())
     assert client.get("/healthz/services").json()["services"]["workers"]["ok"] is True
+
+
+def test_healthz_reads_the_beats_last_tick_and_turns_503_without_it(
+    worker, client, alice, settings, tmp_path
+):
+    """Every schedule (stalled ingests, source syncs, the drop folder) runs only while the beat
+    does: a portal whose beat died said 200 all the same."""
+    from portal.models import WorkerHeartbeat
+
+    settings.HEALTH_CACHE_SECONDS = 0
+    client.force_login(alice)
+    assert _wait_for(WorkerHeartbeat.objects.filter(worker__startswith=worker.name).exists)
+    response = client.get("/healthz/services")
+    assert response.status_code == 503  # a worker alone: nothing scheduled would ever run
+    assert response.json()["services"]["beat"] == {
+        **response.json()["services"]["beat"],
+        "ok": False,
+        "detail": "RuntimeError: the beat never ticked: no schedule runs",
+    }
+
+    beat = BeatProcess(tmp_path)
+    try:
+        beat.wait_ticking()
+        body = client.get("/healthz/services").json()
+        assert body["status"] == "ok"
+        assert body["services"]["beat"]["detail"].startswith("last tick ")
+    finally:
+        beat.stop()
+    # A beat stopped on purpose takes its tick with it: red at once, not after the stale limit.
+    assert client.get("/healthz/services").status_code == 503
+
+
+def test_a_beat_silent_longer_than_the_stale_limit_turns_healthz_503(client, alice, settings, db):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from portal.models import WorkerHeartbeat
+
+    settings.HEALTH_CACHE_SECONDS = 0
+    settings.WORKER_HEARTBEAT_STALE_SECONDS = 30
+    client.force_login(alice)
+    WorkerHeartbeat.objects.create(worker="w@host")
+    tick = WorkerHeartbeat.objects.create(worker="beat@host", kind=WorkerHeartbeat.Kind.BEAT)
+    WorkerHeartbeat.objects.filter(pk=tick.pk).update(
+        beat_at=timezone.now() - timedelta(seconds=45)
+    )
+    response = client.get("/healthz/services")
+    assert response.status_code == 503
+    detail = response.json()["services"]["beat"]["detail"]
+    assert re.search(r"the beat's last tick was 4\d s ago \(beat@host\)", detail), detail
+    assert (
+        response.json()["services"]["workers"]["detail"] == "1 worker(s)"
+    )  # the beat is no worker
+    WorkerHeartbeat.objects.filter(pk=tick.pk).update(beat_at=timezone.now())
+    assert client.get("/healthz/services").status_code == 200

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.cookiejar
 import os
 import re
@@ -62,6 +63,14 @@ class RunningPortal:
     def descendants(self) -> list[psutil.Process]:
         return psutil.Process(self.process.pid).children(recursive=True)
 
+    def child(self, command: str) -> psutil.Process | None:
+        """The process this command started whose command line holds ``command``."""
+        for process in psutil.Process(self.process.pid).children():
+            with contextlib.suppress(psutil.Error):
+                if command in " ".join(process.cmdline()):
+                    return process
+        return None
+
     def ctrl_c(self) -> None:
         os.killpg(self.process.pid, signal.SIGINT)
         rest, _ = self.process.communicate(timeout=90)
@@ -92,6 +101,15 @@ def _redis_pid(data_dir: Path) -> int | None:
     return int(pid_file.read_text().strip()) if pid_file.exists() else None
 
 
+def _eventually(predicate, within: float = 90) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.3)
+    return False
+
+
 def _gone(pid: int, within: float) -> bool:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
@@ -119,8 +137,23 @@ def test_run_command_starts_serves_login_and_ctrl_c_leaves_nothing_behind(tmp_pa
         assert redis_pid and psutil.pid_exists(redis_pid)
         assert any("celery" in " ".join(psutil.Process(p).cmdline()) for p in started)
         assert any("uvicorn" in " ".join(psutil.Process(p).cmdline()) for p in started)
+        # The beat is a process of its own, and it and the worker are started again when they
+        # die: the beat inside the worker died with the worker's children, and every schedule
+        # with it; a dead worker stopped the whole portal.
+        for role in (
+            "celery -A portal.celery --quiet beat",
+            "celery -A portal.celery --quiet worker",
+        ):
+            victim = portal.child(role)
+            assert victim is not None, role
+            os.killpg(victim.pid, signal.SIGKILL)  # with its pool: the whole process group
+            assert _eventually(lambda r=role, v=victim: (portal.child(r) or v).pid != v.pid), role
+        started = [p.pid for p in portal.descendants()]
     finally:
         portal.ctrl_c()
+    output = "".join(portal.output)
+    assert "the beat process was killed by SIGKILL; starting it again" in output
+    assert "the worker process was killed by SIGKILL; starting it again" in output
 
     # Every process ends; on a busy machine the last ones may take a few seconds to go.
     for pid in [*started, postgres_pid, redis_pid]:

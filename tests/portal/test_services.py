@@ -53,7 +53,9 @@ def test_task_enqueued_in_a_rolled_back_transaction_never_runs(worker):
 
 
 @pytest.mark.skipif(bool(os.environ.get("REDIS_URL")), reason="needs the embedded Redis")
-def test_healthz_turns_503_without_redis_and_200_when_it_is_back(worker, client, alice, settings):
+def test_healthz_turns_503_without_redis_and_200_when_it_is_back(
+    worker, beat, client, alice, settings
+):
     settings.HEALTH_CACHE_SECONDS = 0
     client.force_login(alice)  # staff see each service; anonymous callers only the status
     response = client.get("/healthz/services")

@@ -1,8 +1,13 @@
-"""Run the whole portal: embedded services, migrations, first admin, web server and worker.
+"""Run the whole portal: embedded services, migrations, first admin, web server, worker, beat.
 
-Ctrl-C (or SIGTERM) stops every process this command started, in order: web server and worker
-first, then Redis and PostgreSQL (through the lease in ``portal.embedded``). Running it again
-keeps all data.
+The web server, the Celery worker and the beat (the schedules) are three processes, each
+started again when it dies (killed, out of memory, a broker that went away): a dead beat
+stops every schedule, and the beat inside the worker (``--beat``) died with the worker's
+children. A process that keeps dying (five times in two minutes) stops the portal instead.
+
+Ctrl-C (or SIGTERM) stops every process this command started, in order: web server, worker and
+beat first, then Redis and PostgreSQL (through the lease in ``portal.embedded``). Running it
+again keeps all data.
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ _PR_SET_PDEATHSIG = 1
 CELERY_ROOT_WARNING = "You're running the worker with superuser privileges"
 # Seconds uvicorn keeps an idle connection open (deploy/ files use the same value).
 KEEP_ALIVE_SECONDS = 75
+# A process that dies this many times within this many seconds is not started again.
+RESTART_LIMIT = 5
+RESTART_WINDOW_SECONDS = 120
 
 
 def _die_with_parent() -> None:
@@ -38,6 +46,13 @@ def _die_with_parent() -> None:
     # kernel sends SIGTERM to the child, so no web server or worker is left behind.
     with contextlib.suppress(OSError):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def web_command(host: str, port: int) -> list[str]:
@@ -76,18 +91,23 @@ def web_command(host: str, port: int) -> list[str]:
 
 
 class Command(BaseCommand):
-    help = "Run the portal (web server + Celery worker) on the embedded or configured services."
+    help = (
+        "Run the portal (web server, Celery worker and beat) on the embedded or configured "
+        "services."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--host", default=settings.RUN_HOST)
         parser.add_argument("--port", type=int, default=settings.RUN_PORT)
-        parser.add_argument("--no-worker", action="store_true", help="web server only")
+        parser.add_argument("--no-worker", action="store_true", help="web server only (no beat)")
         parser.add_argument(
             "--no-demo", action="store_true", help="do not load the demo knowledge base"
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        self._children: list[tuple[str, subprocess.Popen[bytes]]] = []
+        self._children: dict[str, subprocess.Popen[bytes]] = {}
+        self._commands: dict[str, list[str]] = {}
+        self._exits: dict[str, list[float]] = {}
         self._stopping = False
         signal.signal(signal.SIGTERM, self._on_signal)
         signal.signal(signal.SIGINT, self._on_signal)
@@ -106,6 +126,7 @@ class Command(BaseCommand):
         self._spawn("web", web_command(options["host"], options["port"]))
         if not options["no_worker"]:
             self._spawn("worker", self._worker_command())
+            self._spawn("beat", self._beat_command())
         self._wait_until_up(url)
         self._say(f"Knowledge Belt is running at {url}  (Ctrl-C stops everything)")
         try:
@@ -153,7 +174,21 @@ class Command(BaseCommand):
             str(settings.CELERY_WORKER_CONCURRENCY),
             "--hostname",
             f"kb-worker-{os.getpid()}@%h",
-            "--beat",
+        ]
+
+    def _beat_command(self) -> list[str]:
+        # Its own process, not the worker's --beat: that runs as one of the worker's children
+        # and died with them, unseen and never started again.
+        return [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "portal.celery",
+            "--quiet",
+            "beat",
+            "--loglevel",
+            "WARNING",
             "--schedule",
             str(settings.DATA_DIR / "celerybeat-schedule"),
         ]
@@ -169,12 +204,13 @@ class Command(BaseCommand):
             start_new_session=True,
             preexec_fn=_die_with_parent,
         )
-        self._children.append((name, process))
+        self._children[name] = process
+        self._commands[name] = command
 
     def _wait_until_up(self, url: str, timeout: float = 90) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and not self._stopping:
-            for name, process in self._children:
+            for name, process in self._children.items():
                 if process.poll() is not None:
                     raise CommandError(f"the {name} process exited with code {process.returncode}")
             try:
@@ -188,13 +224,27 @@ class Command(BaseCommand):
 
     def _supervise(self) -> None:
         while not self._stopping:
-            for name, process in self._children:
-                if process.poll() is not None:
-                    self.stderr.write(
-                        f"the {name} process exited with code {process.returncode}; stopping"
-                    )
+            for name, process in list(self._children.items()):
+                died = process.poll() is not None and not self._stopping
+                if died and not self._start_again(name, process.returncode):
                     return
             time.sleep(0.5)
+
+    def _start_again(self, name: str, code: int) -> bool:
+        """Start a process that died again; False (stop the portal) when it keeps dying."""
+        how = f"was killed by {_signal_name(-code)}" if code < 0 else f"exited with code {code}"
+        now = time.monotonic()
+        exits = [t for t in self._exits.get(name, []) if now - t < RESTART_WINDOW_SECONDS]
+        self._exits[name] = [*exits, now]
+        if len(self._exits[name]) >= RESTART_LIMIT:
+            self.stderr.write(
+                f"the {name} process {how}, {RESTART_LIMIT} times in "
+                f"{RESTART_WINDOW_SECONDS} s; stopping"
+            )
+            return False
+        self.stderr.write(f"the {name} process {how}; starting it again")
+        self._spawn(name, self._commands[name])
+        return True
 
     def _on_signal(self, _signum: int, _frame: object) -> None:
         if self._stopping:
@@ -204,11 +254,11 @@ class Command(BaseCommand):
 
     def _shutdown(self) -> None:
         self._stopping = True
-        for _, process in self._children:
+        for process in self._children.values():
             if process.poll() is None:
                 process.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + 15
-        for name, process in self._children:
+        for name, process in self._children.items():
             try:
                 process.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
