@@ -1,5 +1,6 @@
 """A comparison as plain text (Markdown) for answers: the changed sections, each with short
-before/after excerpts around its first changes (pure Python)."""
+before/after excerpts around its first changes, and a Markdown link to the comparison page (pure
+Python)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ WORDS = {
         "same": "«{document}», version {old} → version {new}: {none}. The two versions have the "
         "same text; only their formatting differs.",
         "none": "No text changes",
-        "comparison": "Comparison: {url}",
+        "comparison": "[Open the comparison of the versions]({url})",
         "more_sections": "- … and {rest} more changed sections (see the comparison)",
         "more_paragraphs": "  - … {count} more changed paragraphs",
         "added": "added",
@@ -38,7 +39,7 @@ WORDS = {
         "same": "«{document}», версия {old} → версия {new}: текст не изменился. Текст двух версий "
         "одинаков, различается только оформление.",
         "none": "текст не изменился",
-        "comparison": "Сравнение: {url}",
+        "comparison": "[Открыть сравнение версий]({url})",
         "more_sections": "- … и ещё разделов с изменениями: {rest} (см. сравнение)",
         "more_paragraphs": "  - … ещё изменённых абзацев: {count}",
         "added": "добавлен",
