@@ -66,6 +66,12 @@ def _line_break_tag(state: StateInline, silent: bool) -> bool:
     return True
 
 
+def break_tags_as_spaces(text: str) -> str:
+    """A passage shown as plain text (a source's quote): its line break tags read as spaces, a
+    table row's cells stay on the row's line."""
+    return _LINE_BREAK_TAG.sub(" ", text)
+
+
 @cache
 def _parser() -> MarkdownIt:
     # "html": False: raw HTML in documents or answers is shown as text, never run as markup,
