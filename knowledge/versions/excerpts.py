@@ -155,12 +155,12 @@ def changes_text(
     footer = w["comparison"].format(url=url)
     if not summary.text_changed:
         same = w["same"].format(document=document, old=old_label, new=new_label, none=w["none"])
-        return f"{same}\n{footer}"[:max_chars]
+        return f"{same}\n\n{footer}"[:max_chars]
     head = w["head"].format(
         document=document, old=old_label, new=new_label, summary=summary.as_text(language)
     )
     parts = [head]
-    used = len(head) + len(footer) + 2
+    used = len(head) + len(footer) + 3
     # The numbered sections first: a preamble (title page, contents) is mostly noise.
     sections = sorted(diff.changed_sections, key=lambda s: s.section.is_preamble)
     for index, section in enumerate(sections):
@@ -171,5 +171,5 @@ def changes_text(
             break
         parts.append(text)
         used += len(text) + 1
-    parts.append(footer)
-    return "\n".join(parts)[:max_chars]
+    # A paragraph of its own: right under the list it would continue its last item.
+    return ("\n".join(parts) + "\n\n" + footer)[:max_chars]

@@ -91,4 +91,5 @@ def test_the_diff_answer_links_its_comparison_page(tos, language, words):
     old, new = (tos.versions.get(filename=name) for name in INGESTED)
     comparison = services.compare(old, new)
     html = render_markdown(services.changes_as_text(comparison, language=language))
-    assert f'<a href="{escape(comparison.url)}" rel="noopener noreferrer">{words}</a>' in html
+    link = f'<a href="{escape(comparison.url)}" rel="noopener noreferrer">{words}</a>'
+    assert f"<p>{link}</p>" in html  # a paragraph of its own, not in the last section's item
