@@ -19,6 +19,7 @@ import functools
 import os
 import re
 import shutil
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -137,6 +138,10 @@ def setup(name: str, *, fresh: bool = True) -> Path:
     os.environ.setdefault("KB_RATE_ASK_PER_MINUTE", "100000")
     os.environ.setdefault("KB_RATE_SEARCH_PER_MINUTE", "100000")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
+    # Stopped with SIGTERM (the runner's time limit, a Ctrl-C of a group), the benchmark still
+    # ends through its finally blocks and atexit: the lease of the embedded servers is given back
+    # and they stop, instead of running on after it.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     import django
 
     django.setup()
@@ -144,6 +149,10 @@ def setup(name: str, *, fresh: bool = True) -> Path:
 
     call_command("migrate", verbosity=0)
     return data_dir
+
+
+def _exit_on_signal(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def settings_only() -> None:
