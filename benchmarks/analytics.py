@@ -12,7 +12,8 @@ stores their vectors) and the median of the next renders ("warm"), each with its
 SQL queries (django.test.utils.CaptureQueriesContext). The query count must not grow with
 the rows; the goal is under 1 s warm at 10,000 rows.
 
-Run: ``.venv/bin/python benchmarks/analytics.py [--sizes 1000,10000] [--repeat 5]``.
+Run: ``.venv/bin/python benchmarks/analytics.py [--sizes 1000,10000] [--repeat 5] [--quick]``
+(``--quick``: 100 and 1,000 rows, two warm renders).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import random
 import statistics
 import time
 
-from _setup import setup, teardown
+from _setup import arguments, setup, teardown
 
 TOPICS = [
     "отчёт о дефекте",
@@ -232,7 +233,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
+    args = arguments(parser)
+    if args.quick:
+        args.sizes, args.repeat = "100,1000", 2
     sizes = [int(s) for s in args.sizes.split(",")]
     setup("analytics")
     try:

@@ -17,7 +17,8 @@ asked, or, for a version that does not exist, said so with the versions that exi
 (a diff of another pair is wrong).
 
 Run: ``.venv/bin/python benchmarks/answers.py [--reuse] [--show] [--json FILE] [FILE ...]``.
-``--reuse`` keeps the knowledge base of an earlier run (``var/bench-answers``).
+``--reuse`` keeps the knowledge base of an earlier run (``var/bench-answers``); ``--quick``: a
+part of the demo corpus and of the questions (``_setup.demo_corpus``, ``quick_questions``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from _setup import CORPUS, EVAL, percentile, setup, teardown
+from _setup import EVAL, arguments, demo_corpus, percentile, quick_questions, setup, teardown
 
 QUESTIONS = EVAL / "kb_dev_ru" / "questions.jsonl"
 
@@ -38,7 +39,7 @@ def build_knowledge_base() -> None:
     from knowledge.demo import ingest_demo_now
 
     started = time.perf_counter()
-    files = ingest_demo_now(CORPUS)
+    files = ingest_demo_now(demo_corpus())
     if files:
         print(
             f"ingested the demo knowledge base: {files} files in {time.perf_counter() - started:.0f} s"
@@ -230,13 +231,14 @@ def main() -> None:
     parser.add_argument("--reuse", action="store_true", help="keep an earlier run's knowledge base")
     parser.add_argument("--show", action="store_true", help="print every question that missed")
     parser.add_argument("--json", type=Path, help="write every question's outcome here")
-    args = parser.parse_args()
+    args = arguments(parser)
     setup("answers", fresh=not args.reuse)
     try:
         started = time.perf_counter()
         build_knowledge_base()
         print(f"knowledge base ready in {time.perf_counter() - started:.0f} s")
         items = [json.loads(line) for f in args.files for line in f.open() if line.strip()]
+        items = quick_questions(items)
         result = evaluate(items, args.show)
         report(result)
         if args.json:

@@ -1,23 +1,22 @@
 """Version comparison speed on the 53 GitHub Terms of Service versions.
 
 Two measurements:
-1. the engine alone (no database): parse, diff (``compare_documents``) and HTML pieces
-   (``render_comparison``) for the first against the last version and for two neighbours;
+1. the engine alone (no database query; Django set up, for the page's words in the interface's
+   language): parse, diff (``compare_documents``) and HTML pieces (``render_comparison``) for
+   the first against the last version and for two neighbours;
 2. the comparison page through the Django test client on its own embedded servers: the 53
    versions registered as ``manage.py ingest --versions`` does, the compared ones ingested, then
    the page rendered cold (diff computed) and warm (diff cached in the process).
 
-Goal: every comparison page under 1 s on this machine. Run: ``.venv/bin/python benchmarks/diff.py``.
+Goal: every comparison page under 1 s on this machine. Run: ``.venv/bin/python benchmarks/diff.py
+[--quick]`` (``--quick``: one run of each step instead of the best of five).
 """
 
 from __future__ import annotations
 
-import sys
 import time
 
-from _setup import CORPUS, ROOT, setup, teardown
-
-sys.path.insert(0, str(ROOT))  # the engine part runs before setup() (no Django needed)
+from _setup import CORPUS, arguments, setup, teardown
 
 TOS = CORPUS / "versions" / "github_tos_en"
 GOAL_S = 1.0
@@ -40,9 +39,9 @@ def pairs(names: list[str]) -> dict[str, tuple[str, str]]:
     }
 
 
-def best(step, repeat: int = REPEAT) -> tuple[float, object]:
+def best(step, repeat: int = 0) -> tuple[float, object]:
     times, result = [], None
-    for _ in range(repeat):
+    for _ in range(min(repeat, REPEAT) if repeat else REPEAT):
         started = time.perf_counter()
         result = step()
         times.append(time.perf_counter() - started)
@@ -121,10 +120,14 @@ def pages(names: list[str]) -> None:
 
 
 def main() -> None:
+    global REPEAT
+    if arguments().quick:
+        REPEAT = 1
     names = order()
-    engine(names)
+    # Django first: the renderer names the parts of the page through gettext.
     setup("diff", fresh=True)
     try:
+        engine(names)
         pages(names)
     finally:
         teardown()

@@ -7,8 +7,8 @@ ingested in this process, one after the other, as the command does. Then one pag
 and committed, and the source synced again; then synced once more with no new commit. Prints,
 for each sync, the git-and-registration time, the ingest time and what was (re-)ingested.
 
-Run: ``.venv/bin/python benchmarks/git_sync.py [--pages N]`` (``--pages``: only the first N
-pages, for a quicker look).
+Run: ``.venv/bin/python benchmarks/git_sync.py [--pages N] [--quick]`` (``--pages``: only the
+first N pages, for a quicker look; ``--quick``: ten).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _setup import CORPUS, setup, teardown
+from _setup import CORPUS, arguments, setup, teardown
 
 WIKI = CORPUS / "wiki_qa_bible_ru"
 EDITED = "obshee/politika-otsutstviya-bagov-zbp-zero-bug-policy.md"
@@ -112,7 +112,9 @@ def report(title: str, run: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pages", type=int, default=0, help="only the first N pages")
-    args = parser.parse_args()
+    args = arguments(parser)
+    if args.quick:
+        args.pages = 10
     data_dir = setup("git_sync")
     from django.core.management import call_command
 

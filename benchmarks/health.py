@@ -15,7 +15,8 @@ For each: the statuses, the latency (p50, p95, max), whether every 503 carried
 (sampled every 50 ms during the flood), right after, and again after ``--idle`` seconds
 (default 75: what a flood leaves behind).
 
-Run: ``.venv/bin/python benchmarks/health.py [N] [--idle SECONDS]``.
+Run: ``.venv/bin/python benchmarks/health.py [N] [--idle SECONDS] [--quick]`` (``--quick``: 20
+calls a flood, 5 searches, the ТЗ alone ingested, 2 s idle).
 """
 
 from __future__ import annotations
@@ -28,7 +29,17 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from _setup import CORPUS, _free_port, percentile, setup, spawn, spawn_beat, teardown, wait_http
+from _setup import (
+    CORPUS,
+    _free_port,
+    arguments,
+    percentile,
+    setup,
+    spawn,
+    spawn_beat,
+    teardown,
+    wait_http,
+)
 
 PASSWORD = "benchmark-password-9f3k"
 
@@ -144,7 +155,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("calls", nargs="?", type=int, default=200)
     parser.add_argument("--idle", type=float, default=75.0)
-    options = parser.parse_args()
+    options = arguments(parser)
+    specs, searches = CORPUS / "specs_hse_app_ru", 150
+    if options.quick:
+        options.calls, options.idle, searches = 20, 2.0, 5
+        specs = specs / "ТЗ-Шакруа-Максим-БПИ182.docx"
     calls = options.calls
 
     setup("health")
@@ -155,7 +170,7 @@ def main() -> None:
 
     user = get_user_model().objects.create_user("bench", password=PASSWORD)
     _, token = create_token(user, "bench")
-    call_command("ingest", str(CORPUS / "specs_hse_app_ru"), source="HSE", verbosity=0)
+    call_command("ingest", str(specs), source="HSE", verbosity=0)
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     worker = spawn(["celery", "-A", "portal.celery", "worker", "--concurrency", "1"])
@@ -200,8 +215,8 @@ def main() -> None:
         flood(
             base,
             "API searches",
-            150,
-            150,
+            searches,
+            searches,
             lambda c: c.get(
                 "/api/v1/search", params={"q": "требования к приложению"}, headers=auth
             ),

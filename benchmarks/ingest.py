@@ -13,9 +13,9 @@ the total time says how busy the model was.
 The machine is shared, so wall-clock figures move with the load; the CPU seconds of this process
 plus its PostgreSQL backend are printed too, and the CPU ratio is the steadier one.
 
-Run: ``.venv/bin/python benchmarks/ingest.py [--pages N] [--profile]``: ``--pages`` ingests only the
+Run: ``.venv/bin/python benchmarks/ingest.py [--pages N] [--profile] [--quick]``: ``--pages`` ingests only the
 first N pages (a quicker look), ``--profile`` adds a cProfile of the ingest (our functions by
-cumulative time, everything by own time) to find the overhead.
+cumulative time, everything by own time) to find the overhead; ``--quick``: the first 12 pages.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from _setup import CORPUS, setup, teardown
+from _setup import CORPUS, arguments, setup, teardown
 
 WIKI = CORPUS / "wiki_qa_bible_ru"
 
@@ -141,7 +141,9 @@ def main() -> None:
         "--jobs", type=int, default=0, help="manage.py ingest --jobs (default: its own)"
     )
     parser.add_argument("--profile", action="store_true")
-    args = parser.parse_args()
+    args = arguments(parser)
+    if args.quick:
+        args.pages = 12
     setup("ingest")
     from knowledge.embedding import get_embedder
 

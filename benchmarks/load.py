@@ -18,7 +18,8 @@ printout says how long the ingest took and whether it ran through the whole meas
 of issue 35: ask p95 under 2 s and no errors meanwhile).
 
 Run: ``.venv/bin/python benchmarks/load.py [--users 32] [--seconds 60] [--think 5] [--reuse]
-[--during-ocr]``.
+[--during-ocr] [--quick]`` (``--quick``: 4 users for 10 s, one web process, the quick demo
+corpus, a 2-page scan).
 """
 
 from __future__ import annotations
@@ -31,7 +32,18 @@ import threading
 import time
 from collections import Counter, defaultdict
 
-from _setup import EVAL, _free_port, percentile, setup, spawn, spawn_beat, teardown, wait_http
+from _setup import (
+    EVAL,
+    _free_port,
+    arguments,
+    demo_corpus,
+    percentile,
+    setup,
+    spawn,
+    spawn_beat,
+    teardown,
+    wait_http,
+)
 
 
 def _tokens(n: int) -> list[str]:
@@ -105,14 +117,16 @@ def main() -> None:
     parser.add_argument("--web-workers", type=int, default=2)
     parser.add_argument("--reuse", action="store_true", help="keep an earlier run's knowledge base")
     parser.add_argument("--during-ocr", action="store_true", help="while a 50-page scan ingests")
-    args = parser.parse_args()
+    args = arguments(parser)
+    if args.quick:
+        args.users, args.seconds, args.think, args.web_workers = 4, 10.0, 1.0, 1
     os.environ["KB_RATE_ASK_PER_MINUTE"] = os.environ["KB_RATE_SEARCH_PER_MINUTE"] = "100000"
     setup("load", fresh=not args.reuse)
     from knowledge.demo import ingest_demo_now
     from portal.management.commands import run  # the keep-alive ./kb run uses
 
     started = time.perf_counter()
-    files = ingest_demo_now()
+    files = ingest_demo_now(demo_corpus())
     if files:
         print(f"demo knowledge base: {files} files in {time.perf_counter() - started:.0f} s")
     tokens = _tokens(args.users)
@@ -144,7 +158,7 @@ def main() -> None:
                 headers={"Authorization": f"Bearer {tokens[0]}"},
                 timeout=120,
             )
-        scan = start_scan() if args.during_ocr else None
+        scan = start_scan(2 if args.quick else 50) if args.during_ocr else None
         result = run_users(base, tokens, questions, args)
         if scan is not None:
             result["scan"] = finish_scan(scan, result["wall"])
@@ -156,14 +170,15 @@ def main() -> None:
     report(result, args)
 
 
-def start_scan() -> tuple[int, float]:
-    """Register the 50-page scan (the worker ingests it); returns when its recognition began."""
+def start_scan(pages: int = 50) -> tuple[int, float]:
+    """Register the scan of ``pages`` pages (the worker ingests it); returns when its
+    recognition began."""
     from ocr import _first_pages, scan
 
     from knowledge.ingest.registration import get_or_create_source, register_file
     from knowledge.models import DocumentVersion
 
-    data = scan(_first_pages(50), 300)
+    data = scan(_first_pages(pages), 300)
     source = get_or_create_source("Scans")
     version = register_file(source, f"scan-{time.time_ns()}.pdf", data, via="upload").version
     started = time.monotonic()

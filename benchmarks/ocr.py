@@ -33,7 +33,9 @@ Printed:
 
 The load on the portal during an OCR ingest is ``load.py --during-ocr``.
 
-Run: ``.venv/bin/python benchmarks/ocr.py [--every 10] [--wiki 30] [--skip-retrieval]``.
+Run: ``.venv/bin/python benchmarks/ocr.py [--every 10] [--wiki 30] [--skip-retrieval] [--quick]``
+(``--quick``: one page of each language at 300 dpi, a 2-page scan, one 2023 Q3 filing's first two
+pages in the retrieval part, its scans kept apart in ``var/bench-quick-ocr-scans``).
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from _setup import CORPUS, ROOT
+from _setup import CORPUS, ROOT, arguments
 
 SEC = CORPUS / "sec10q_en" / "data" / "v1" / "docs"
 SPECS = CORPUS / "specs_hse_app_ru"
@@ -180,7 +182,7 @@ def cer(args) -> dict:
     import pymupdf
 
     english = []
-    for path in sorted(SEC.glob("*.pdf")):
+    for path in sorted(SEC.glob("*.pdf"))[: 1 if args.quick else None]:
         data = path.read_bytes()
         with pymupdf.open(stream=data, filetype="pdf") as document:
             english += [(path.name, data, n) for n in range(0, document.page_count, args.every)]
@@ -188,6 +190,8 @@ def cer(args) -> dict:
     for name, data in russian_set(args.wiki):
         with pymupdf.open(stream=data, filetype="pdf") as document:
             russian += [(name, data, n) for n in range(document.page_count)]
+    if args.quick:
+        english, russian = english[:1], russian[:1]
     results = {}
     sets = (("English (SEC 10-Q)", english), ("Russian (ПМИ, ТЗ, wiki)", russian))
     sets = tuple(s for s in sets if s[0][:2].lower() in args.languages)
@@ -255,14 +259,14 @@ class PeakMemory(threading.Thread):
 def ingest50(args) -> dict:
     from _setup import setup, teardown
 
-    pdf = scan(_first_pages(50), 300)
+    pdf = scan(_first_pages(2 if args.quick else 50), 300)
     setup("ocr-50", fresh=True)
     try:
         from django.core.management import call_command
 
         from knowledge.models import DocumentVersion
 
-        folder = SCANS / "fifty"
+        folder = _scans(args) / "fifty"
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / "sec-50-pages-300dpi.pdf"
         path.write_bytes(pdf)
@@ -274,7 +278,7 @@ def ingest50(args) -> dict:
         memory.stopped.set()
         version = DocumentVersion.objects.get()
         return {
-            "source": "the first 50 pages of the SEC filings in name order",
+            "source": "the first pages of the SEC filings in name order",
             "status": version.status,
             "error": version.error,
             "wall_seconds": wall,
@@ -337,16 +341,20 @@ def retrieval(args) -> dict:
     2023 Q3 filing asked."""
     import pymupdf
     from _setup import setup, teardown
-    from retrieval_sec import load_questions, portal_lists
+    from retrieval_sec import filing_hit, load_questions, portal_lists
 
     scanned = args.part == "retrieval-scans"
     questions = load_questions()
     asked = [q for q in questions if all(p.startswith("*2023 Q3 ") for p in q["patterns"])]
-    folder = SCANS / ("sec-needed-2023q3-scanned" if scanned else "sec-needed-text")
+    filings = sorted(SEC.glob("*.pdf"))
+    if args.quick:  # one scanned filing, its questions
+        filings = [p for p in filings if p.name.startswith(SCANNED_FILINGS)][:1]
+        asked = [q for q in asked if filing_hit([filings[0].name], q["patterns"])]
+    folder = _scans(args) / ("sec-needed-2023q3-scanned" if scanned else "sec-needed-text")
     folder.mkdir(parents=True, exist_ok=True)
     pages = recognised = 0
-    for path in sorted(SEC.glob("*.pdf")):
-        needed = needed_pages(path, questions)
+    for path in filings:
+        needed = needed_pages(path, questions)[: 2 if args.quick else None]
         pages += len(needed)
         target = folder / path.name  # the filing's own name: the questions name filings
         as_scan = scanned and path.name.startswith(SCANNED_FILINGS)
@@ -400,8 +408,14 @@ def retrieval(args) -> dict:
 # --- the report --------------------------------------------------------------------------------
 
 
+def _scans(args) -> Path:
+    """Where the scans are kept between runs; a quick run's apart (fewer pages, same names)."""
+    return SCANS.with_name("bench-quick-ocr-scans") if args.quick else SCANS
+
+
 def run_part(part: str, args) -> dict:
     command = [sys.executable, str(Path(__file__)), "--part", part, "--every", str(args.every)]
+    command += ["--quick"] if args.quick else []
     command += ["--wiki", str(args.wiki), "--dpi", *map(str, args.dpi)]
     command += ["--languages", *args.languages]
     # stderr goes through: a part that fails says why.
@@ -417,7 +431,9 @@ def main() -> None:
     parser.add_argument("--languages", nargs="+", default=["en", "ru"], help="sets measured")
     parser.add_argument("--skip-retrieval", action="store_true")
     parser.add_argument("--part", default="", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = arguments(parser)
+    if args.quick:
+        args.dpi = [300]
     sys.path.insert(0, str(ROOT))
     if args.part:
         handler = {"cer": cer, "ingest50": ingest50}.get(args.part, retrieval)
@@ -444,7 +460,9 @@ def main() -> None:
         )
     print(f"  (load average {os.getloadavg()[0]:.1f})")
     fifty = run_part("ingest50", args)
-    print(f"\n2. A 50-page scan (300 dpi, {fifty['source']}) through manage.py ingest:")
+    print(
+        f"\n2. A {fifty['pages']}-page scan (300 dpi, {fifty['source']}) through manage.py ingest:"
+    )
     print(
         f"  {fifty['status']} {fifty['error']}; {fifty['wall_seconds']:.0f} s in all "
         f"(goal < 300 s), recognition {fifty['ocr_seconds']:.0f} s = "

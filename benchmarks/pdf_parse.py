@@ -13,18 +13,22 @@ headings, and the share of blocks that carry their page. Modes:
 ``--gate-audit`` also runs table detection on the pages the cheap "looks tabular" gate skips
 and counts the tables that would have been kept there: the price of the gate in tables.
 
-Run: ``.venv/bin/python benchmarks/pdf_parse.py [layout|lines|none ...] [--gate-audit]``.
+Run: ``.venv/bin/python benchmarks/pdf_parse.py [layout|lines|none ...] [--gate-audit] [--quick]``
+(``--quick``: the first three pages of two filings).
 The machine's load shows in wall time; CPU time is the steadier figure to compare modes by.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from _setup import ROOT, arguments, settings_only
+
 sys.path.insert(0, str(ROOT))
+settings_only()  # the parser reads its limits from the settings
 
 import pymupdf  # noqa: E402
 
@@ -33,18 +37,32 @@ from knowledge.parsing.pdf_tables import find_page_tables, looks_tabular  # noqa
 
 DOCS = ROOT.parent / "shared" / "corpus" / "sec10q_en" / "data" / "v1" / "docs"
 MODES = ("auto", "layout", "lines", "none")
+QUICK_PAGES = 3  # of each of the first two filings under --quick
 
 
-def run(mode: str) -> None:
+def filings(quick: bool) -> list[tuple[str, bytes]]:
+    """(name, PDF) of every filing, or under ``--quick`` of the first pages of two."""
+    paths = sorted(DOCS.glob("*.pdf"))
+    if not quick:
+        return [(p.name, p.read_bytes()) for p in paths]
+    out = []
+    for path in paths[:2]:
+        with pymupdf.open(path) as document, pymupdf.open() as part:
+            part.insert_pdf(document, from_page=0, to_page=QUICK_PAGES - 1)
+            out.append((path.name, part.tobytes()))
+    return out
+
+
+def run(mode: str, documents: list[tuple[str, bytes]]) -> None:
     parser = PdfParser(tables="" if mode == "none" else mode)
     totals = dict.fromkeys(
         ("pages", "wall", "cpu", "tables", "headed", "blocks", "paged", "headings"), 0
     )
     print(f"\n== mode {mode}")
     print(f"{'filing':18} {'pages':>5} {'s/page':>7} {'cpu/p':>6} {'tables':>6} {'headed':>6}")
-    for path in sorted(DOCS.glob("*.pdf")):
+    for name, data in documents:
         wall, cpu = time.perf_counter(), time.process_time()
-        doc = parser.parse(path.read_bytes(), filename=path.name)
+        doc = parser.parse(data, filename=name)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         pages = doc.metadata["pages"]
         tables = [b for b in doc.blocks if b.kind == "table"]
@@ -58,7 +76,7 @@ def run(mode: str) -> None:
         totals["paged"] += sum(1 for b in doc.blocks if b.page)
         totals["headings"] += sum(1 for b in doc.blocks if b.kind == "heading")
         print(
-            f"{path.stem:18} {pages:5} {wall / pages:7.3f} {cpu / pages:6.3f} "
+            f"{Path(name).stem:18} {pages:5} {wall / pages:7.3f} {cpu / pages:6.3f} "
             f"{len(tables):6} {headed:6}",
             flush=True,
         )
@@ -72,13 +90,13 @@ def run(mode: str) -> None:
     )
 
 
-def gate_audit() -> None:
+def gate_audit(documents: list[tuple[str, bytes]]) -> None:
     """Tables the default finder keeps on pages the gate skips, and the time the gate saves."""
     skipped = kept = 0
     saved = 0.0
     gated = 0
-    for path in sorted(DOCS.glob("*.pdf")):
-        with pymupdf.open(path) as doc:
+    for _, data in documents:
+        with pymupdf.open(stream=data, filetype="pdf") as doc:
             for page in doc:
                 words = page.get_text("words")
                 if looks_tabular(words):
@@ -95,9 +113,19 @@ def gate_audit() -> None:
     )
 
 
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modes", nargs="*", help=f"some of {', '.join(MODES)} (default: all)")
+    parser.add_argument("--gate-audit", action="store_true")
+    args = arguments(parser)
+    if set(args.modes) - set(MODES):
+        parser.error(f"modes are {', '.join(MODES)}")
+    documents = filings(args.quick)
+    for name in args.modes or list(MODES):
+        run(name, documents)
+    if args.gate_audit or args.quick:
+        gate_audit(documents)
+
+
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    for name in [a for a in args if a in MODES] or list(MODES):
-        run(name)
-    if "--gate-audit" in args:
-        gate_audit()
+    main()

@@ -6,7 +6,8 @@ process gains), then p50 / p95 of one reading, Russian and English apart, each q
 once with the cache cleared (a turn reads its question once; the cache only spares the second
 look of the same turn).
 
-Run: ``.venv/bin/python benchmarks/reading.py``. Needs no database.
+Run: ``.venv/bin/python benchmarks/reading.py [--quick]`` (``--quick``: the first 20 questions).
+Needs no database.
 """
 
 from __future__ import annotations
@@ -16,12 +17,10 @@ import json
 import os
 import sys
 import time
-from pathlib import Path
 
 import psutil
+from _setup import EVAL, ROOT, arguments
 
-ROOT = Path(__file__).resolve().parent.parent
-EVAL = ROOT.parent / "shared" / "eval"
 sys.path.insert(0, str(ROOT))
 
 
@@ -36,12 +35,13 @@ def percentile(values: list[float], p: float) -> float:
 
 
 def main() -> None:
+    quick = arguments().quick
     questions = [
         json.loads(line)["question"]
         for name in ("kb_dev_ru", "kb_dev2_ru")
         for line in (EVAL / name / "questions.jsonl").read_text().splitlines()
         if line.strip()
-    ]
+    ][: 20 if quick else None]
     import numpy  # noqa: F401 - a web process has it already (the embedder): not counted here
 
     before = rss_mb()

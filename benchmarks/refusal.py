@@ -12,16 +12,17 @@ through ``knowledge.retrieval.search.search`` exactly as the chat calls it; the 
 each is kept, so the shares for any minimum score follow without searching again. The current
 ``KB_SEARCH_MIN_SCORE`` is checked by a second pass through search() with the setting itself.
 
-Run: ``.venv/bin/python benchmarks/refusal.py [MIN_SCORE ...]`` (minimum scores to sweep
-around; default: the setting +- 0.08).
+Run: ``.venv/bin/python benchmarks/refusal.py [MIN_SCORE ...] [--quick]`` (minimum scores to
+sweep around; default: the setting +- 0.08; ``--quick``: the passages and questions of
+``retrieval.py --quick``).
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 
-from _setup import percentile, setup, teardown
+from _setup import arguments, percentile, setup, teardown
 from retrieval import CachedEmbedder, ingest, load
 
 OUT_OF_DOMAIN_RU = [
@@ -116,6 +117,9 @@ def share(values: list[float], threshold: float, above: bool) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sweep", nargs="*", type=float, help="minimum scores to sweep")
+    args = arguments(parser)
     setup("refusal")
     from knowledge.embedding import get_embedder
     from knowledge.models import Chunk
@@ -151,9 +155,7 @@ def main() -> None:
 
     configured = weights()
     current = configured.gate.min_score
-    sweep = [float(x) for x in sys.argv[1:]] or [
-        round(current + step / 100, 3) for step in range(-8, 9, 2)
-    ]
+    sweep = args.sweep or [round(current + step / 100, 3) for step in range(-8, 9, 2)]
     print(
         f"\nKB_SEARCH_MIN_SCORE = {current}  (fusion {configured.fusion.method}, dense weight "
         f"{configured.fusion.dense_weight})"

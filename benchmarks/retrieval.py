@@ -8,19 +8,22 @@ the chat uses, with the minimum score off (we measure ranking, not refusal).
 
 Prints Recall@1/5/20 and MRR for dense only, lexical only, the hybrid (calibrated fusion and
 RRF) and hybrid+rerank when a reranker is configured; then Russian questions against the
-English passages (cross-lingual Recall@5). Run: ``.venv/bin/python benchmarks/retrieval.py``.
+English passages (cross-lingual Recall@5). Run: ``.venv/bin/python benchmarks/retrieval.py
+[DENSE_WEIGHT ...] [--quick]`` (``--quick``: the first 6 passages of each language and their
+questions).
 """
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _setup import EVAL, fill_second_vectors, percentile, setup, teardown
+import _setup
+from _setup import EVAL, arguments, fill_second_vectors, percentile, setup, teardown
 
 REFERENCE = {
     "ru": "BM25 R@1 0.908 R@5 0.983 MRR 0.941 | dense R@1 0.749 R@5 0.929 MRR 0.829 | RRF MRR 0.916",
@@ -36,6 +39,9 @@ def load(lang: str) -> tuple[list[dict], list[dict]]:
     questions = [
         json.loads(x) for x in (folder / f"xquad_{lang}_questions.jsonl").read_text().splitlines()
     ]
+    if _setup.QUICK:
+        passages = passages[:6]
+        questions = [q for q in questions if q["gold_pid"] in {p["pid"] for p in passages}]
     return passages, questions
 
 
@@ -124,6 +130,9 @@ def line(name: str, m: dict[str, float]) -> str:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("weights", nargs="*", type=float, help="dense weights of the fusion")
+    args = arguments(parser)
     setup("retrieval")
     from knowledge.embedding import get_embedder
     from knowledge.retrieval.rerank import get_reranker
@@ -131,7 +140,7 @@ def main() -> None:
 
     embedder = CachedEmbedder(get_embedder())
     reranker = get_reranker()
-    dense_weights = [float(x) for x in sys.argv[1:]] or [weights().fusion.dense_weight]
+    dense_weights = args.weights or [weights().fusion.dense_weight]
     sources = {}
     for lang in ("ru", "en"):
         passages, questions = load(lang)

@@ -10,7 +10,8 @@ Recall@1/@5/@20 and MRR for the dense list alone, the lexical list alone, RRF, t
 fusion (no cap, no threshold) and the final ranking with the defaults (cap per document,
 minimum score, k = KB_SEARCH_RESULTS); then Recall@1/@5 by question style.
 
-Run: ``.venv/bin/python benchmarks/retrieval_kb.py [--reuse] [--show]``.
+Run: ``.venv/bin/python benchmarks/retrieval_kb.py [--reuse] [--show] [--quick]`` (``--quick``: the
+quick demo corpus and the questions of it, as ``answers.py --quick``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import json
 import time
 from collections import defaultdict
 
-from _setup import EVAL, percentile, setup, teardown
+from _setup import EVAL, arguments, percentile, quick_questions, setup, teardown
 from answers import build_knowledge_base, gold_keys
 from retrieval import CachedEmbedder
 
@@ -97,7 +98,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reuse", action="store_true", help="keep an earlier run's knowledge base")
     parser.add_argument("--show", action="store_true", help="print the misses of the final ranking")
-    args = parser.parse_args()
+    args = arguments(parser)
     setup("answers", fresh=not args.reuse)
     try:
         build_knowledge_base()
@@ -106,7 +107,7 @@ def main() -> None:
         embedder = CachedEmbedder(get_embedder())
         documents, _ = gold_keys()
         items = [json.loads(x) for x in QUESTIONS.read_text().splitlines() if x.strip()]
-        items = [x for x in items if x["group"] == "answerable"]
+        items = quick_questions([x for x in items if x["group"] == "answerable"])
         print(f"kb_dev answerable questions: {len(items)}; documents counted once")
         final = None
         for name, options in configurations():

@@ -45,7 +45,7 @@ runs at the lowest priority and the measurement does not::
     .venv/bin/python benchmarks/retrieval_scale.py --chunks 1000000 --real 47000 --reuse
 
 (``--real`` no more than the cached vectors; add ``--halfvec`` to either step for the halfvec
-index.)
+index.) ``--quick``: 3,000 chunks (1,000 real), 20 questions after 10, ``ef_search`` 40 and 400.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _setup import CORPUS, EVAL, ROOT, percentile, setup, teardown
+from _setup import CORPUS, EVAL, ROOT, arguments, percentile, setup, teardown
 
 CACHE = ROOT / "var" / "bench-scale-cache"
 SEED = 20240501
@@ -731,7 +731,9 @@ def main() -> None:
     parser.add_argument(
         "--reuse", action="store_true", help="keep the loaded database of a previous run"
     )
-    args = parser.parse_args()
+    args = arguments(parser)
+    if args.quick:
+        args.chunks, args.real, args.questions, args.warm, args.ef = 3000, 1000, 20, 10, "40,400"
     sys.path.insert(0, str(ROOT))
     started = time.perf_counter()
     real = min(args.real, args.chunks)

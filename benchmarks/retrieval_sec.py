@@ -13,7 +13,8 @@ questions go through ``search()``; for each list and the final ranking this prin
 In the same run, the naive pipeline anyone would write in an afternoon: PyMuPDF page text cut
 into 1,000-character windows, BM25 and the same USE model, reciprocal-rank fusion.
 
-Run: ``.venv/bin/python benchmarks/retrieval_sec.py [--reuse]``.
+Run: ``.venv/bin/python benchmarks/retrieval_sec.py [--reuse] [--quick]`` (``--quick``: the first
+six pages of two filings, the questions about them).
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from _setup import CORPUS, fill_second_vectors, percentile, setup, teardown
+from _setup import CORPUS, ROOT, arguments, fill_second_vectors, percentile, setup, teardown
 
 SEC = CORPUS / "sec10q_en" / "data" / "v1"
+DOCS = SEC / "docs"  # the filings measured (a part of them under --quick: quick_filings())
 _WORD = re.compile(r"\w+")
 
 
@@ -78,8 +80,9 @@ def ingest_filings() -> None:
     if Source.objects.filter(name="SEC 10-Q").exists():
         return
     started = time.perf_counter()
-    call_command("ingest", str(SEC / "docs"), source="SEC 10-Q", json=True, stdout=io.StringIO())
-    print(f"portal: 20 filings ingested in {time.perf_counter() - started:.0f} s")
+    call_command("ingest", str(DOCS), source="SEC 10-Q", json=True, stdout=io.StringIO())
+    count = len(list(DOCS.glob("*.pdf")))
+    print(f"portal: {count} filings ingested in {time.perf_counter() - started:.0f} s")
 
 
 def portal_lists(questions: list[dict]) -> dict[str, tuple[float, float]]:
@@ -133,7 +136,7 @@ def naive_windows() -> list[tuple[str, str]]:
     import pymupdf
 
     windows = []
-    for path in sorted((SEC / "docs").glob("*.pdf")):
+    for path in sorted(DOCS.glob("*.pdf")):
         with pymupdf.open(path) as pdf:
             for page in pdf:
                 text = page.get_text()
@@ -219,13 +222,34 @@ def _shares(filing: int, figure: int, questions: list[dict], timings: list[float
     return filing / len(questions), figure / with_figures, p50
 
 
+def quick_filings(pages: int = 6) -> list[str]:
+    """The first ``pages`` pages of the first two filings, under their own names, in
+    ``var/bench-quick-sec-filings`` (then ``DOCS``); returns their names."""
+    import pymupdf
+
+    global DOCS
+    folder = ROOT / "var" / "bench-quick-sec-filings"
+    folder.mkdir(parents=True, exist_ok=True)
+    names = []
+    for path in sorted(DOCS.glob("*.pdf"))[:2]:
+        with pymupdf.open(path) as document, pymupdf.open() as part:
+            part.insert_pdf(document, from_page=0, to_page=pages - 1)
+            part.save(folder / path.name)
+        names.append(path.name)
+    DOCS = folder
+    return names
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reuse", action="store_true", help="keep the filings of an earlier run")
-    args = parser.parse_args()
+    args = arguments(parser)
     data_dir = setup("sec", fresh=not args.reuse)
     try:
         questions = load_questions()
+        if args.quick:
+            names = quick_filings()
+            questions = [q for q in questions if filing_hit(names, q["patterns"])]
         with_figures = sum(1 for q in questions if q["figures"])
         ingest_filings()
         fill_second_vectors()  # what the workers do after the ingest (e5, each unit)

@@ -19,7 +19,8 @@ Printed per case and overall:
 Matching: a node matches a reference by (document, section number), else by (document, title)
 with whitespace collapsed, a trailing dot stripped and case folded.
 
-Run: ``.venv/bin/python benchmarks/scenarios.py [--reuse] [--show] [--cases FILE]``.
+Run: ``.venv/bin/python benchmarks/scenarios.py [--reuse] [--show] [--cases FILE] [--quick]``
+(``--quick``: the first three cases on the quick demo corpus, ``_setup.demo_corpus``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import re
 import time
 from pathlib import Path
 
-from _setup import EVAL, percentile, setup, teardown
+from _setup import EVAL, arguments, percentile, setup, teardown
 from answers import build_knowledge_base
 
 CASES = EVAL / "scenarios_ru" / "cases.jsonl"
@@ -180,11 +181,12 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="each case's nodes")
     parser.add_argument("--cases", type=Path, default=CASES)
     parser.add_argument("--json", type=Path, help="write each case's map here")
-    args = parser.parse_args()
+    args = arguments(parser)
     setup("scenarios", fresh=not args.reuse)
     try:
         build_knowledge_base()
         cases = [json.loads(line) for line in args.cases.read_text().splitlines() if line.strip()]
+        cases = cases[: 3 if args.quick else None]
         scores, times, maps = [], [], {}
         for case in cases:
             started = time.perf_counter()

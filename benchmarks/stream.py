@@ -6,11 +6,12 @@ its real `openai` client talking to the test LLM server. Printed:
   moment the first byte of that token's server-sent event reaches the client (same clock);
 - time to first token with the LLM excluded: from the client opening the stream to the LLM
   server receiving the answer request (question rewrite skipped, retrieval, prompt building).
-Run: ``.venv/bin/python benchmarks/stream.py [N]``.
+Run: ``.venv/bin/python benchmarks/stream.py [N] [--quick]`` (``--quick``: 5 questions).
 """
 
 from __future__ import annotations
 
+import argparse
 import http.client
 import io
 import re
@@ -21,7 +22,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-from _setup import CORPUS, ROOT, percentile, setup, teardown
+from _setup import CORPUS, ROOT, arguments, percentile, setup, teardown
 
 QUESTIONS = [
     "Что такое верификация?",
@@ -107,7 +108,10 @@ class Client:
 
 
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 50
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="?", type=int, default=50, help="questions asked")
+    args = arguments(parser)
+    runs = 5 if args.quick else args.runs
     setup("stream")
     sys.path.insert(0, str(ROOT))
     from django.contrib.auth import get_user_model

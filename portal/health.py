@@ -8,10 +8,15 @@ no check talks to the Celery broker. Workers are seen through the heartbeat rows
 themselves (``portal.heartbeat``), not through ``app.control.ping()``: a broadcast ping from
 many web threads at once shares one broker connection pool and hangs, each hung request
 keeping a thread and a database connection (the denial of service this module once had).
+
+While a process has not yet seen the portal healthy once (the services and the worker still
+coming up), a 503 is what a start looks like, not a failure: it is logged at INFO with the
+reason. After that a 503 is an error again, logged as Django logs any server error.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -26,6 +31,8 @@ from django.utils.cache import add_never_cache_headers
 from django.utils.module_loading import import_string
 
 from portal.models import WorkerHeartbeat
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,7 @@ def service_states() -> dict[str, ServiceState]:
 
 _lock = threading.Lock()
 _last: tuple[float, dict[str, ServiceState]] | None = None
+_up_once = False  # this process has answered "ok" at least once
 _UNKNOWN = {"checking": ServiceState(ok=False, detail="first check still running", ms=0.0)}
 
 
@@ -139,10 +147,12 @@ def cached_service_states() -> dict[str, ServiceState]:
 
 
 def forget_cached_states() -> None:
-    """Drop the cached result (tests that change a service and look again at once)."""
-    global _last
+    """Drop the cached result and the memory of having been up (tests that change a service
+    and look again at once, or start the portal anew)."""
+    global _last, _up_once
     with _lock:
         _last = None
+        _up_once = False
 
 
 def as_json(states: dict[str, ServiceState], *, details: bool = True) -> dict[str, object]:
@@ -169,7 +179,26 @@ class HealthCheckMiddleware:
             response = HttpResponse(status=405)
             response["Allow"] = "GET, HEAD"
             return response
-        payload = as_json(cached_service_states(), details=False)
+        states = cached_service_states()
+        payload = as_json(states, details=False)
         response = JsonResponse(payload, status=200 if payload["status"] == "ok" else 503)
         add_never_cache_headers(response)
+        _log_startup(response, states)
         return response
+
+
+def _log_startup(response: HttpResponse, states: dict[str, ServiceState]) -> None:
+    """Until the first "ok", a 503 is the portal starting: logged at INFO with what is not up
+    yet, and kept out of Django's error log (``django.request`` skips a response marked as
+    logged). From the first "ok" on, Django logs a 503 as the error it then is."""
+    global _up_once
+    if response.status_code == 200:
+        _up_once = True
+    elif not _up_once:
+        waiting = ", ".join(
+            f"{name} ({state.detail})"
+            for name, state in states.items()
+            if not state.ok and name not in settings.HEALTH_OPTIONAL_CHECKS
+        )
+        logger.info("/healthz: starting, not up yet: %s", waiting)
+        response._has_been_logged = True  # type: ignore[attr-defined]

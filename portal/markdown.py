@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import nh3
 from markdown_it import MarkdownIt
+from markdown_it.rules_inline import StateInline
 
 ALLOWED_TAGS = {
     "p",
@@ -48,12 +50,36 @@ ALLOWED_ATTRIBUTES = {
 }
 
 
+_LINE_BREAK_TAG = re.compile(r"<br\s*/?>", re.IGNORECASE)
+
+
+def _line_break_tag(state: StateInline, silent: bool) -> bool:
+    """``<br>`` (``<br/>``, ``<br />``) read as a line break, the one tag let through: a pipe
+    table's cell holds its line breaks so (``knowledge.parsing.base``), and so do LLM answers.
+    Nothing else of the tag is kept (an attribute makes it text), and nh3 cleans the output."""
+    match = _LINE_BREAK_TAG.match(state.src, state.pos)
+    if match is None:
+        return False
+    if not silent:
+        state.push("hardbreak", "br", 0)
+    state.pos = match.end()
+    return True
+
+
+def break_tags_as_spaces(text: str) -> str:
+    """A passage shown as plain text (a source's quote): its line break tags read as spaces, a
+    table row's cells stay on the row's line."""
+    return _LINE_BREAK_TAG.sub(" ", text)
+
+
 @cache
 def _parser() -> MarkdownIt:
-    # "html": False: raw HTML in documents or answers is shown as text, never run as markup.
-    return MarkdownIt("commonmark", {"html": False, "linkify": False, "breaks": True}).enable(
-        "table"
-    )
+    # "html": False: raw HTML in documents or answers is shown as text, never run as markup,
+    # but for a bare line break tag.
+    parser = MarkdownIt("commonmark", {"html": False, "linkify": False, "breaks": True})
+    parser.enable("table")
+    parser.inline.ruler.before("autolink", "line_break_tag", _line_break_tag)
+    return parser
 
 
 def render_markdown(text: str) -> str:

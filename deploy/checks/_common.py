@@ -240,6 +240,10 @@ def copy_source_tree(source: Path, destination: Path) -> Path:
 
 
 def scan_output(text: str) -> list[str]:
-    """Lines of a command's output a new user should never see."""
-    bad = re.compile(r"Traceback \(most recent call last\)|Deprecat|BuildBackendWarning", re.I)
+    """Lines of a command's output a new user should never see: a traceback, a deprecation
+    banner, a server error logged (a start's probes of ``/healthz`` are logged at INFO)."""
+    bad = re.compile(
+        r"Traceback \(most recent call last\)|Deprecat|BuildBackendWarning|ERROR django\.request",
+        re.I,
+    )
     return [line for line in text.splitlines() if bad.search(line)]

@@ -14,7 +14,8 @@ embedded PostgreSQL and Redis. Then, as that user would:
    test suite's OpenAI-compatible server (``tests/llm_server.py``) streams a generated answer
    with citations on the chat page; Ctrl-C again.
 
-No output of ``./kb run`` may hold a Python traceback or a deprecation banner. Each step's time
+No output of ``./kb run`` may hold a Python traceback, a deprecation banner or a server error
+logged by Django (``/healthz`` answering 503 while the portal starts is not one). Each step's time
 is printed. ``python deploy/checks/first_run.py [--commit REF] [--keep]``.
 """
 

@@ -1,5 +1,6 @@
 """A comparison as plain text (Markdown) for answers: the changed sections, each with short
-before/after excerpts around its first changes (pure Python)."""
+before/after excerpts around its first changes, and a Markdown link to the comparison page (pure
+Python)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ WORDS = {
         "same": "«{document}», version {old} → version {new}: {none}. The two versions have the "
         "same text; only their formatting differs.",
         "none": "No text changes",
-        "comparison": "Comparison: {url}",
+        "comparison": "[Open the comparison of the versions]({url})",
         "more_sections": "- … and {rest} more changed sections (see the comparison)",
         "more_paragraphs": "  - … {count} more changed paragraphs",
         "added": "added",
@@ -38,7 +39,7 @@ WORDS = {
         "same": "«{document}», версия {old} → версия {new}: текст не изменился. Текст двух версий "
         "одинаков, различается только оформление.",
         "none": "текст не изменился",
-        "comparison": "Сравнение: {url}",
+        "comparison": "[Открыть сравнение версий]({url})",
         "more_sections": "- … и ещё разделов с изменениями: {rest} (см. сравнение)",
         "more_paragraphs": "  - … ещё изменённых абзацев: {count}",
         "added": "добавлен",
@@ -154,12 +155,12 @@ def changes_text(
     footer = w["comparison"].format(url=url)
     if not summary.text_changed:
         same = w["same"].format(document=document, old=old_label, new=new_label, none=w["none"])
-        return f"{same}\n{footer}"[:max_chars]
+        return f"{same}\n\n{footer}"[:max_chars]
     head = w["head"].format(
         document=document, old=old_label, new=new_label, summary=summary.as_text(language)
     )
     parts = [head]
-    used = len(head) + len(footer) + 2
+    used = len(head) + len(footer) + 3
     # The numbered sections first: a preamble (title page, contents) is mostly noise.
     sections = sorted(diff.changed_sections, key=lambda s: s.section.is_preamble)
     for index, section in enumerate(sections):
@@ -170,5 +171,5 @@ def changes_text(
             break
         parts.append(text)
         used += len(text) + 1
-    parts.append(footer)
-    return "\n".join(parts)[:max_chars]
+    # A paragraph of its own: right under the list it would continue its last item.
+    return ("\n".join(parts) + "\n\n" + footer)[:max_chars]

@@ -48,6 +48,7 @@ class SectionView:
     new_label: str
     old_number: str
     title_html: str  # heading, with the rename marked
+    title_text: str  # the heading as plain text (the newer one when renamed): lists of sections
     number: str
     level: int
     items: list[BlockRow | Fold] = field(default_factory=list)
@@ -92,11 +93,9 @@ def render_comparison(diff: DocumentDiff) -> ComparisonView:
 
 def _section(diff: SectionDiff) -> SectionView:
     old, new = diff.old, diff.new
-    if diff.title is not None:
-        title_html = diff.title.inline_html()
-    else:
-        # The page is in the interface's language ("Preamble" is the part before any heading).
-        title_html = escape(diff.section.title or gettext("Preamble"))
+    # The page is in the interface's language ("Preamble" is the part before any heading).
+    title_text = diff.section.title or gettext("Preamble")
+    title_html = diff.title.inline_html() if diff.title is not None else escape(title_text)
     view = SectionView(
         anchor=diff.anchor,
         status=diff.status,
@@ -107,6 +106,7 @@ def _section(diff: SectionDiff) -> SectionView:
         new_label=new.label if new else "",
         old_number=(old.number or "preamble") if old else "",
         title_html=title_html,
+        title_text=title_text,
         number=diff.section.number,
         level=diff.section.level,
         words_added=diff.words_added,

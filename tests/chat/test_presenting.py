@@ -52,3 +52,27 @@ def test_an_old_answer_hides_what_its_reader_may_no_longer_read(client, bob):
     page = client.get(f"/chat/{conversation.pk}/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "systemctl restart billing" not in page
     assert "you may no longer read" in page
+
+
+def test_a_quoted_table_row_shows_its_cells_line_breaks_as_spaces_not_as_br(client, bob):
+    from bs4 import BeautifulSoup
+
+    from chat.models import Conversation
+
+    conversation = Conversation.objects.create(user=bob)
+    message = Message.objects.create(
+        conversation=conversation, question="q", answer="a [1]", status=Message.Status.DONE
+    )
+    MessageSource.objects.create(
+        message=message,
+        number=1,
+        title="Alpha and Beta",
+        url="/documents/1/",
+        quote="| Alpha | Beta |\n|---|---|\n| Entry:<br>- tests ready | Entry:<br>- users chosen |",
+        cited=True,
+    )
+    client.force_login(bob)
+    page = client.get(f"/chat/{conversation.pk}/").content.decode()
+    quote = BeautifulSoup(page, "html.parser").select_one(".sources blockquote.quote")
+    assert "<br>" not in quote.get_text()
+    assert "| Entry: - tests ready | Entry: - users chosen |" in quote.get_text()

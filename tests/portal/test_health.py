@@ -8,6 +8,7 @@ per period per process and shares that check between concurrent callers.
 
 from __future__ import annotations
 
+import logging
 import re
 from concurrent.futures import ThreadPoolExecutor
 
@@ -165,3 +166,35 @@ def test_a_beat_silent_longer_than_the_stale_limit_turns_healthz_503(client, ali
     )  # the beat is no worker
     WorkerHeartbeat.objects.filter(pk=tick.pk).update(beat_at=timezone.now())
     assert client.get("/healthz/services").status_code == 200
+
+
+def test_healthz_logs_the_start_at_info_and_a_later_outage_as_an_error(
+    client, settings, caplog, db
+):
+    """On a first start probes see 503 until the worker's first heartbeat: that is the portal
+    starting, not an error a new user should read; once it was up, a 503 is an error again."""
+    from portal.models import WorkerHeartbeat
+
+    settings.HEALTH_CACHE_SECONDS = 0
+    forget_cached_states()  # a process that has not been up yet
+    with caplog.at_level(logging.INFO):
+        assert client.get("/healthz").status_code == 503
+        assert client.get("/healthz").status_code == 503
+    assert [r.levelname for r in caplog.records if r.levelno >= logging.WARNING] == []
+    starting = [r for r in caplog.records if r.name == "portal.health"]
+    assert [r.levelname for r in starting] == ["INFO", "INFO"]
+    assert "workers (RuntimeError: no Celery worker sent a heartbeat" in starting[0].getMessage()
+
+    beat = WorkerHeartbeat.objects.create(worker="w@host")
+    tick = WorkerHeartbeat.objects.create(worker="beat@host", kind=WorkerHeartbeat.Kind.BEAT)
+    assert client.get("/healthz").status_code == 200
+    beat.delete()
+    tick.delete()
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        assert client.get("/healthz").status_code == 503
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert [(r.name, r.getMessage()) for r in errors] == [
+        ("django.request", "Service Unavailable: /healthz")
+    ]
+    forget_cached_states()

@@ -65,7 +65,7 @@ def test_changes_as_text_lists_the_renaming_with_both_versions(hse):
     assert "2019-05-03 cc60019 (#1)" in text and "2019-05-04 aa30d6d (#2)" in text
     assert "**1.1 Наименование**: changed" in text
     assert "«Приложение активности и уведомления ВШЭ»" in text
-    assert text.endswith(comparison.url)
+    assert text.endswith(f"[Open the comparison of the versions]({comparison.url})")
     short = services.changes_as_text(
         services.compare(
             hse.version("ПМИ_2019-05-07_8ef4ea7.docx"), hse.version("ПМИ_2019-05-14_3cba122.docx")

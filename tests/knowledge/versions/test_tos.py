@@ -77,3 +77,19 @@ def test_comparison_page_deep_links_the_added_section(client, bob, tos):
     assert '<section class="diff-section st-added" id="sec-1-6-8">' in html
     assert 'href="#sec-1-6-8"' in html
     assert "By using automated means to access" in html
+
+
+@pytest.mark.parametrize(
+    ("language", "words"),
+    [("en", "Open the comparison of the versions"), ("ru", "Открыть сравнение версий")],
+)
+def test_the_diff_answer_links_its_comparison_page(tos, language, words):
+    from html import escape
+
+    from portal.markdown import render_markdown
+
+    old, new = (tos.versions.get(filename=name) for name in INGESTED)
+    comparison = services.compare(old, new)
+    html = render_markdown(services.changes_as_text(comparison, language=language))
+    link = f'<a href="{escape(comparison.url)}" rel="noopener noreferrer">{words}</a>'
+    assert f"<p>{link}</p>" in html  # a paragraph of its own, not in the last section's item

@@ -327,3 +327,26 @@ def test_comparison_with_a_version_not_indexed_says_so(client, bob, hse):
     assert response.status_code == 200
     assert "Version 2019-05-20 8661a18 is not indexed yet" in html
     assert 'id="diff"' not in html
+
+
+def test_changed_sections_list_shows_a_heading_with_a_quote_escaped_once(client, bob):
+    from bs4 import BeautifulSoup
+
+    from knowledge.ingest.pipeline import ingest_version
+
+    source = get_or_create_source("Quotes")
+    old, new = (
+        register_file(source, "terms.md", text.encode(), enqueue=False).version
+        for text in (
+            "# Terms\n\n## GitHub's Rights & Yours\n\nWe may remove content.\n",
+            "# Terms\n\n## GitHub's Rights & Yours\n\nWe may remove or hide content.\n",
+        )
+    )
+    for version in (old, new):
+        assert ingest_version(version.pk).status == "ready"
+    client.force_login(bob)
+    html = client.get(
+        _url("compare_versions", old.document_id), {"a": old.pk, "b": new.pk}
+    ).content.decode()
+    nav = BeautifulSoup(html, "html.parser").select_one("nav.diff-nav")
+    assert [a.get_text() for a in nav.select("a")] == ["1.1 GitHub's Rights & Yours"]
