@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _setup import EVAL, ROOT, percentile, setup, teardown
+from _setup import EVAL, ROOT, arguments, percentile, setup, teardown
 
 CACHE = Path(os.environ.get("KB_BENCH_DATA_DIR", ROOT / "var" / "bench-meaning"))
 
@@ -158,11 +158,10 @@ def measure_kb(quick: bool) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="30 passages, 60 questions")
     parser.add_argument(
         "--kb", action="store_true", help="the threshold on the demo knowledge base"
     )
-    args = parser.parse_args()
+    args = arguments(parser)  # --quick: 30 passages, 60 questions; its own knowledge base
     if args.kb:
         setup("answers", fresh=False)  # the demo knowledge base's settings, before Django's
     else:

@@ -49,7 +49,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from _setup import EVAL, percentile, setup, teardown
+from _setup import EVAL, arguments, percentile, setup, teardown
 from answers import build_knowledge_base, gold_keys
 from retrieval import CachedEmbedder
 
@@ -327,9 +327,10 @@ def report(measured: dict[str, dict], sets: dict[str, list[dict]]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reuse", action="store_true", help="keep an earlier run's knowledge base")
-    parser.add_argument("--quick", action="store_true", help="10 questions a set, fewer documents")
     parser.add_argument("--json", type=Path, help="write every question's rank per system here")
-    args = parser.parse_args()
+    # --quick (10 questions a set, fewer documents) keeps its knowledge base apart from the
+    # full run's (var/bench-quick-peers-answers), which another benchmark may be reading
+    args = arguments(parser)
     setup("answers", fresh=not args.reuse)
     logging.getLogger("bm25s").setLevel(logging.WARNING)  # its index build logs every step
     try:
