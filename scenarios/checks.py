@@ -9,7 +9,7 @@ rows and list items are quoted as checks, those sharing the most words with the 
 (PostgreSQL's full-text lexemes of the page's lines, one query per map).
 
 **Code** (documents of the role "code", a ГОСТ program text): the search's best sections, each a
-file of the listing ("Views\\Favorite.xaml.cs").
+file of the listing ("Views\\Payment.xaml.cs").
 """
 
 from __future__ import annotations
