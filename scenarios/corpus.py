@@ -158,12 +158,13 @@ def build(requirements: list[VersionSections], tests: list[VersionSections]) -> 
 
 LINK_ORDER = ("reference", "heading", "part", "terms")
 PART_LINKED_FORMS = ("function", "obligation")
-_GENERIC_TITLE = frozenset({"требование", "requirement"})
 
 
-def _title_lemmas(title: str, names: frozenset[str]) -> frozenset[str]:
-    """A title's own words: not "requirements", not the product's or the documents' names."""
-    return frozenset(read_terms(title).weights) - _GENERIC_TITLE - names
+def _title_words(title: str, names: frozenset[str]) -> frozenset[str]:
+    """A title's own words: not the word that titles a requirements part ("требования",
+    ``parts.REQUIREMENTS_PART``), not the product's or the documents' names."""
+    words = frozenset(read_terms(title).weights) - names
+    return frozenset(w for w in words if not parts.REQUIREMENTS_PART.search(w))
 
 
 def _link(corpus: Corpus) -> None:
@@ -179,7 +180,7 @@ def _link(corpus: Corpus) -> None:
             _add_link(corpus, j, i, kind)
     names = corpus.names
     requirement_titles = [
-        [t for title in r.statement.section.path if (t := _title_lemmas(title, names))]
+        [t for title in r.statement.section.path if (t := _title_words(title, names))]
         if r.statement.form in PART_LINKED_FORMS
         else []
         for r in corpus.requirements
@@ -187,7 +188,7 @@ def _link(corpus: Corpus) -> None:
     for j, test in enumerate(corpus.tests):
         if test.kind != "method":
             continue  # a restated requirement is linked by its own title, not its part's
-        parts_of = [_title_lemmas(t, names) for t in test.section.path[:-1]]
+        parts_of = [_title_words(t, names) for t in test.section.path[:-1]]
         if not any(parts_of):
             continue
         for i, titles in enumerate(requirement_titles):

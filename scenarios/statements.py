@@ -15,7 +15,7 @@ whose role is requirements (``form``):
   "предназначено для ...", "is intended to");
 - **story**: a user story ("Как водитель, я хочу продлить стоянку, чтобы ...");
 - **part**: any statement of a part the document itself titles as requirements ("4.
-  ТРЕБОВАНИЯ К ПРОГРАММЕ"): the title is the modal ("Сервер получает данные с сайта" there is a
+  ТРЕБОВАНИЯ К ПРОГРАММЕ"): the title is the modal ("Сервер принимает оплату от банка" there is a
   requirement). A requirements document without such a part states them throughout.
 
 A sentence with none of these forms outside such a part (a name, "может использоваться как
