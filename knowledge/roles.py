@@ -92,16 +92,27 @@ def _spelled_out(text: str) -> str:
     return _ABBREVIATION.sub(expand, text)
 
 
+# Every type name in one pattern (read line by line over whole documents: one search, not one
+# per name); the names found at the earliest place then decide, as ``min`` over all would.
+_TYPE_NAME = re.compile(
+    "|".join(rf"(?<!\w){re.escape(name)}(?!\w)" for names in TYPE_NAMES.values() for name in names)
+)
+
+
 def named_type(text: str) -> str:
     """The role of the document type ``text`` names first ("" when it names none)."""
     text = _normal(_spelled_out(text))
-    found: list[tuple[int, str]] = []
-    for role, names in TYPE_NAMES.items():
-        for name in names:
-            at = re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text)
-            if at:
-                found.append((at.start(), role))
-    return min(found)[1] if found else ""
+    first = _TYPE_NAME.search(text)
+    if first is None:
+        return ""
+    at = first.start()
+    roles = [
+        role
+        for role, names in TYPE_NAMES.items()
+        for name in names
+        if text.startswith(name, at) and not (text[at + len(name) : at + len(name) + 1].isalnum())
+    ]
+    return min(roles)
 
 
 def opening(blocks: Iterable[Mapping[str, Any]]) -> str:

@@ -4,12 +4,12 @@
 description, and again its terms (a long description dilutes the words that name the kind of
 change); the pages that rank best in either, fused by reciprocal rank, a page titled as one
 about testing or checks counting double, are the pages about this kind of change
-("Тестирование локализации", "Тестирование форм"). Each page's checklist
+("Тестирование push-уведомлений", "Тестирование API"). Each page's checklist
 rows and list items are quoted as checks, those sharing the most words with the change first
 (PostgreSQL's full-text lexemes of the page's lines, one query per map).
 
 **Code** (documents of the role "code", a ГОСТ program text): the search's best sections, each a
-file of the listing ("Views\\Settings.xaml.cs").
+file of the listing ("Views\\Payment.xaml.cs").
 """
 
 from __future__ import annotations

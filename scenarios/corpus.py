@@ -70,19 +70,18 @@ class Corpus:
     # The lemmas of the documents' titles and title pages: the product's and the documents'
     # names (an app called "Parking payments" says "parking" everywhere), evidence of nothing.
     names: frozenset[str] = frozenset()
+    # test index -> {requirement index: how the test programme says it checks it}: "reference"
+    # (it names the section), "heading" (its title names it), "part" (the part holding it is
+    # titled after the requirement's part), "terms" (the coverage map's shared rare terms).
+    links: dict[int, dict[int, str]] = field(default_factory=dict)
 
     def covered_by(self, test: int) -> list[int]:
         """The requirement statements the test unit covers."""
         return [r for r, found in self.covers.items() if any(t == test for t, _ in found)]
 
-    def linked_to(self, test: int) -> list[int]:
-        """The statements the test unit says it checks: its title names their section, or it
-        refers to it (shared words alone are the change's business, not a link)."""
-        return [
-            r
-            for r, found in self.covers.items()
-            if any(t == test and (c.evidence.heading or c.evidence.reference) for t, c in found)
-        ]
+    def linked_to(self, test: int) -> dict[int, str]:
+        """The statements the test unit checks, each with the strongest kind of link."""
+        return self.links.get(test, {})
 
 
 def _documents(user, *roles: str) -> list[Document]:
@@ -112,6 +111,14 @@ def corpus_for(user) -> Corpus:
         while len(_cache) > _CACHED:
             _cache.popitem(last=False)
     return built
+
+
+def forget() -> None:
+    """Drop what was built (the corpora, the texts' terms): after a constant of the map changes
+    (the benchmark's sweep)."""
+    with _lock:
+        _cache.clear()
+    read_terms.cache_clear()
 
 
 def build(requirements: list[VersionSections], tests: list[VersionSections]) -> Corpus:
@@ -145,14 +152,62 @@ def build(requirements: list[VersionSections], tests: list[VersionSections]) -> 
         [r.terms for r in corpus.requirements] + [t.terms for t in corpus.tests]
     )
     _match(corpus, requirements)
+    _link(corpus)
     return corpus
+
+
+LINK_ORDER = ("reference", "heading", "part", "terms")
+PART_LINKED_FORMS = ("function", "obligation")
+
+
+def _title_words(title: str, names: frozenset[str]) -> frozenset[str]:
+    """A title's own words: not the word that titles a requirements part ("требования",
+    ``parts.REQUIREMENTS_PART``), not the product's or the documents' names."""
+    words = frozenset(read_terms(title).weights) - names
+    return frozenset(w for w in words if not parts.REQUIREMENTS_PART.search(w))
+
+
+def _link(corpus: Corpus) -> None:
+    """``corpus.links``: the coverage map's evidence, and the parts of a test programme titled
+    after a requirement's part, each test unit to the statements it checks. A method under
+    "Испытания функций оплаты" checks the functions and obligations the ТЗ's "Требования к
+    функциям оплаты" states (its lists of functions, its "должен"), not the formats of data the
+    part also describes."""
+    for i, covers in corpus.covers.items():
+        for j, cover in covers:
+            evidence = cover.evidence
+            kind = "reference" if evidence.reference else "heading" if evidence.heading else "terms"
+            _add_link(corpus, j, i, kind)
+    names = corpus.names
+    requirement_titles = [
+        [t for title in r.statement.section.path if (t := _title_words(title, names))]
+        if r.statement.form in PART_LINKED_FORMS
+        else []
+        for r in corpus.requirements
+    ]
+    for j, test in enumerate(corpus.tests):
+        if test.kind != "method":
+            continue  # a restated requirement is linked by its own title, not its part's
+        parts_of = [_title_words(t, names) for t in test.section.path[:-1]]
+        if not any(parts_of):
+            continue
+        for i, titles in enumerate(requirement_titles):
+            if any(title <= part for title in titles for part in parts_of):
+                _add_link(corpus, j, i, "part")
+
+
+def _add_link(corpus: Corpus, test: int, requirement: int, kind: str) -> None:
+    found = corpus.links.setdefault(test, {})
+    if requirement not in found or LINK_ORDER.index(kind) < LINK_ORDER.index(found[requirement]):
+        found[requirement] = kind
 
 
 def _match(corpus: Corpus, requirements: list[VersionSections]) -> None:
     """``corpus.covers`` by the coverage map's matching, one requirements document at a time
     against every test document. A requirement restated in a test programme ("declared") covers
-    a statement only when they share words, not by a shared title alone: a ПМИ's "Требования к
-    организации входных данных" may speak of something else than the ТЗ's."""
+    a statement only when they share words, not by a shared title alone: a test programme
+    copies the ТЗ's outline ("Требования к входным данным") and may fill a section with
+    something else (the install package where the ТЗ names the data the server reads)."""
     by_document: dict[int, list[int]] = {}
     for index, test in enumerate(corpus.tests):
         by_document.setdefault(test.loaded.document.pk, []).append(index)

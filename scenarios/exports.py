@@ -1,17 +1,18 @@
 """A mind map (a tree of node dicts) as a Markdown outline, OPML 2.0 and FreeMind ``.mm``.
 
-A node is ``{"label", "kind", "url", "note", "children"}`` (``scenarios.mindmap``). Links are
+A node is ``{"label", "kind", "url", "note", "children"}`` (``scenarios.nodes``). Links are
 made absolute with ``base_url`` so an exported map opens its sources from another tool. The XML
-formats are built with ElementTree, which escapes every label and link.
+formats are built with ElementTree, which escapes every label and link. A low-confidence branch
+(``confidence`` "low") is marked in each: its nodes' labels start with their mark ("Low
+confidence:"), OPML carries ``_confidence="low"``, FreeMind folds it and adds the attribute.
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from typing import Any
 
-Node = dict[str, Any]
+from scenarios.nodes import Node, low_confidence
 
 FORMATS = {
     "md": ("text/markdown; charset=utf-8", "md"),
@@ -67,6 +68,8 @@ def to_opml(root: Node, base_url: str = "") -> str:
             outline.set("url", _absolute(node["url"], base_url))
         if node.get("note"):
             outline.set("_note", node["note"])
+        if low_confidence(node):
+            outline.set("_confidence", "low")
         for child in node.get("children", []):
             add(outline, child)
 
@@ -84,8 +87,10 @@ def to_freemind(root: Node, base_url: str = "") -> str:
         element = ET.SubElement(parent, "node", TEXT=_label(node))
         if node.get("url"):
             element.set("LINK", _absolute(node["url"], base_url))
-        if depth >= 2 and node.get("children"):
+        if (depth >= 2 or low_confidence(node)) and node.get("children"):
             element.set("FOLDED", "true")
+        if low_confidence(node):
+            ET.SubElement(element, "attribute", NAME="confidence", VALUE="low")
         for child in node.get("children", []):
             add(element, child, depth + 1)
 

@@ -7,8 +7,8 @@ Three kinds of evidence, each kept with the match so the table can say why:
   sentence also names the requirements document ("ТЗ", "технического задания", "requirements"),
   since "см. п. 5.1" in a test programme usually means its own 5.1;
 - **terms**: the lexemes (Postgres full-text stems) the two share, weighted by how rare each is
-  among the sections of the two documents compared (local IDF): "цветов", "тем", "язык" say much,
-  "программ", "мероприят" (in every section) say little;
+  among the sections of the two documents compared (local IDF): "квитанц", "сумм", "зон" say
+  much, "программ", "парковк" (in every section) say little;
 - **heading**: the test section's own title names the requirement's section or one of the parts
   holding it, as GOST test programmes title their checks ("Испытание выполнения требований к
   интерфейсу" checks "Требования к интерфейсу"): every lexeme of that title but the word

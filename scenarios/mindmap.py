@@ -1,9 +1,10 @@
 """The guided analysis's mind map: what to test for a described change, from the documents.
 
     root: the task
-    ├── requirements: the requirement sections the change touches (scenarios.relevance), each
-    │   with the statements that say so and the tests that cover it (the coverage map's
-    │   matching); or "no requirement describes this", with the nearest sections as context
+    ├── requirements: the requirement sections the change touches (scenarios.relevance),
+    │   ranked, each with why, the statements that say so and the tests that cover it
+    │   (scenarios.requirement_nodes); the less likely ones in a folded branch marked low
+    │   confidence; or "no requirement describes this", with the nearest sections as context
     ├── other tests near the change: test sections sharing its words (to run again)
     ├── gaps: a change nothing specifies; requirements no test method checks
     ├── checks the knowledge base teaches: wiki pages about this kind of change, their checks
@@ -20,10 +21,7 @@ tests.
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 
 from knowledge.models import Chunk, Document, Source
 from knowledge.retrieval.hits import chunk_url
@@ -32,53 +30,12 @@ from knowledge.retrieval.types import Filters
 from knowledge.retrieval.weights import Hits
 from scenarios import checks
 from scenarios.corpus import Corpus, corpus_for
-from scenarios.coverage import Cover, reasons_text
+from scenarios.nodes import TEST_KINDS, Node, group, node, source_node
 from scenarios.relevance import Ranking, Touched, rank
+from scenarios.requirement_nodes import requirements_branch
 from scenarios.terms import Match, Terms, read_terms
-from scenarios.units import VersionSections
 
-MAX_STATEMENTS = 3  # per requirement: the ones with evidence
-MAX_COVERS = 4  # per requirement
 MAX_OTHER_TESTS = 5
-
-Node = dict[str, Any]
-
-TEST_KINDS = {
-    "method": gettext_lazy("test method"),
-    "declared": gettext_lazy("declared for checking, no method"),
-    "environment": gettext_lazy("test environment"),
-}
-
-
-def node(label: str, kind: str, *, url: str = "", note: str = "", prefix: str = "") -> Node:
-    return {"label": label, "kind": kind, "url": url, "note": note, "prefix": prefix,
-            "children": []}  # fmt: skip
-
-
-def group(label: str, branch: str) -> Node:
-    found = node(label, "group")
-    found["branch"] = branch
-    return found
-
-
-def source_node(loaded: VersionSections, section, kind: str, *, note: str = "") -> Node:
-    """A node standing for a section of a document, linked and described."""
-    described = loaded.describe(section)
-    found = node(
-        f"{described['document']} · {section.label}".strip(" ·"),
-        kind,
-        url=str(described["url"]),
-        note=note,
-    )
-    found["source"] = {
-        "document": described["document"],
-        "document_id": described["document_id"],
-        "path": loaded.document.path,
-        "version": described["version"],
-        "section": section.number,
-        "title": section.title,
-    }
-    return found
 
 
 def build_map(
@@ -97,7 +54,7 @@ def build_map(
     ranking = rank(change, corpus)
     chosen = _chosen(component, corpus, ranking)
     root = node(title, "root", url=task_url, note="; ".join(context))
-    requirements, shown_tests, untested = _requirements(ranking, corpus, chosen)
+    requirements, shown_tests, untested = requirements_branch(ranking, corpus, chosen)
     root["children"] = [
         requirements,
         _other_tests(ranking, corpus, shown_tests),
@@ -123,132 +80,6 @@ def _chosen(component: str, corpus: Corpus, ranking: Ranking) -> Touched | None:
         return None
     found = next((t for t in ranking.touched if t.key == key), None)
     return found or Touched(key, statements)
-
-
-def _requirements(
-    ranking: Ranking, corpus: Corpus, chosen: Touched | None
-) -> tuple[Node, set[int], list[str]]:
-    """The requirements branch; the test units shown under it; the sections nothing tests."""
-    branch = group(_("Requirements the change touches"), "requirements")
-    shown: set[int] = set()
-    untested: list[str] = []
-    touched = list(ranking.touched) if ranking.specified else []
-    if chosen is not None and chosen not in touched:
-        touched.append(chosen)
-    if not ranking.specified:
-        branch["children"].append(
-            node(_("No requirement describes this: a gap in the specification"), "gap")
-        )
-        for context in ranking.touched:
-            if context is chosen:
-                continue
-            first = corpus.requirements[context.statements[0]]
-            branch["children"].append(
-                source_node(
-                    first.loaded,
-                    first.statement.section,
-                    "context",
-                    note=_(
-                        "the nearest part of the specification: context, not a requirement "
-                        "of this change"
-                    ),  # fmt: skip
-                )
-            )
-    for item in touched:
-        requirement, tests, methods = _requirement(item, corpus, chosen)
-        shown |= tests
-        if not methods:
-            untested.append(item.key[1])
-        branch["children"].append(requirement)
-    return branch, shown, untested
-
-
-def _why(item: Touched, corpus: Corpus, chosen: Touched | None) -> str:
-    reasons = []
-    words = sorted({w for m in item.matches.values() for w in m.shared})
-    if words:
-        reasons.append(_("shares %(words)s") % {"words": ", ".join(words[:6])})
-    if item.tests:
-        names = sorted({corpus.tests[j].section.label for j in item.tests})
-        reasons.append(
-            _("tested by %(tests)s, which matches the change") % {"tests": "; ".join(names[:3])}
-        )
-    if item.referenced_by:
-        reasons.append(_("named by %(statements)s") % {"statements": ", ".join(item.referenced_by)})
-    if item is chosen:
-        reasons.append(_("chosen as the changed part"))
-    return "; ".join(reasons)
-
-
-def _requirement(
-    item: Touched, corpus: Corpus, chosen: Touched | None
-) -> tuple[Node, set[int], bool]:
-    """A requirement section's node: why, its statements with evidence, the tests covering it."""
-    first = corpus.requirements[item.statements[0]]
-    found = source_node(first.loaded, first.statement.section, "requirement")
-    version = first.loaded.version.display_label
-    found["note"] = "; ".join(
-        filter(None, [_("version %(version)s") % {"version": version}, _why(item, corpus, chosen)])
-    )
-    evidence = [i for i in item.statements if i in item.matches or _covered_by(i, item, corpus)]
-    evidence.sort(key=lambda i: -(item.matches[i].score if i in item.matches else 0.0))
-    for i in sorted((evidence or item.statements)[:MAX_STATEMENTS]):
-        statement = corpus.requirements[i].statement
-        quote = node(f"«{statement.body}»", "statement", prefix=f"{statement.id}:")
-        quote["url"] = found["url"]
-        found["children"].append(quote)
-    covers = _section_covers(item, corpus)
-    tests: set[int] = set()
-    methods = False
-    for test, cover in covers[:MAX_COVERS]:
-        tests.add(test)
-        unit = corpus.tests[test]
-        methods = methods or unit.kind == "method"
-        found["children"].append(_cover_node(unit, cover))
-    if not methods:
-        text = (
-            _("No test method checks it (only declared or its test environment listed)")
-            if covers
-            else _("No test case or checklist item covers it")
-        )
-        found["children"].append(node(text, "none"))
-    return found, tests, methods
-
-
-def _covered_by(i: int, item: Touched, corpus: Corpus) -> bool:
-    return any(test in item.tests for test, _ in corpus.covers.get(i, []))
-
-
-def _section_covers(item: Touched, corpus: Corpus) -> list[tuple[int, Cover]]:
-    """The test units covering any statement of the section, each once: methods first, then
-    the tests that match the change, then by the coverage evidence."""
-    best: dict[int, Cover] = {}
-    for i in item.statements:
-        for test, cover in corpus.covers.get(i, []):
-            if test not in best or cover.evidence.strength > best[test].evidence.strength:
-                best[test] = cover
-    order = {"method": 0, "declared": 1, "environment": 2}
-    return sorted(
-        best.items(),
-        key=lambda kv: (
-            order.get(corpus.tests[kv[0]].kind, 3),
-            kv[0] not in item.tests,
-            -kv[1].evidence.strength,
-        ),
-    )
-
-
-def _cover_node(unit, cover: Cover) -> Node:
-    reasons = reasons_text(cover.evidence.reasons())
-    note = _("%(kind)s; matched by %(reasons)s") % {
-        "kind": str(TEST_KINDS[unit.kind]),
-        "reasons": reasons,
-    }
-    if cover.evidence.terms:
-        note += f" ({', '.join(cover.evidence.terms[:5])})"
-    found = source_node(unit.loaded, unit.section, "test", note=note)
-    found["test_kind"] = unit.kind
-    return found
 
 
 def _test_node(unit, found: Match) -> Node:

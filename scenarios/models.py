@@ -33,7 +33,7 @@ class Analysis(models.Model):
         default=dict, blank=True
     )  # question key -> chosen value ("" skipped)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ASKING)
-    tree = models.JSONField(null=True, blank=True)  # the mind map (scenarios.mindmap.Node dicts)
+    tree = models.JSONField(null=True, blank=True)  # the mind map (scenarios.nodes.Node dicts)
     llm_model = models.CharField(max_length=200, blank=True)  # the model that suggested checks
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -1,10 +1,18 @@
 """The parts of a GOST-style document and what each is for (no Django here).
 
 A ТЗ, a ПМИ or a specification has, around its content, matter that states no requirement and
-checks nothing: the title page and the approval sheet, the annotation and the contents, the
-introduction (the program's name and designation, its field of use, the purpose of the tests),
-the list of documents, terms and literature, appendices, the change registration sheet. The
-scenarios never show those as requirements or tests (``is_matter``).
+checks nothing. It is recognised by what it holds, whatever its title (``is_matter``):
+
+- a **title page** or an **approval sheet**: signature blanks, "УТВЕРЖДАЮ", "«___» ____ 2019 г.",
+  "Подп. и дата", "Листов 17";
+- a **table of contents**: lines ending with a page number, or links to the page's anchors;
+- a **list of documents** or of literature: lines naming document types ("Техническое
+  задание (ГОСТ 19.201-78)"), standards, publishers, addresses;
+- a **registration of changes**: the table of changed, replaced and new sheets.
+
+The introduction, the purpose, the terms of a ТЗ hold statements of their own kind: a
+requirements document offers only the statements whose form states a requirement
+(``scenarios.statements``), so a name ("Наименование программы – «Парковка»") is never one.
 
 A test document's sections are of three kinds (``test_kind``): **method** (under a part of
 methods, tests, checks: "МЕТОДЫ ИСПЫТАНИЙ"; every section of a checklist or of a document
@@ -31,41 +39,59 @@ REQUIREMENTS_PART = re.compile(r"требовани|requirement", re.IGNORECASE)
 ENVIRONMENT_PART = re.compile(
     r"средств|услови|стенд|environment|equipment|tools|conditions", re.IGNORECASE
 )
-# Front and back matter of GOST 19.xxx / 34.xxx documents and their English counterparts, by the
-# title that opens it (a title page's and a registration sheet's words are its own).
-_MATTER_TITLE = re.compile(
-    r"^(?:аннотаци|содержани|оглавлени|введени|наименовани|обозначени|цель\b|назначени|"
-    r"объект испытани|область применени|краткая характеристика области|основани\w* для разработки|"
-    r"документы, на основании|лист\w* (?:регистрации|утверждения)|список (?:использ|литератур)|"
-    r"перечень (?:документ|сокращени|термин)|термин|приложени|технико-экономическ|"
-    r"стадии и этапы|порядок контроля и приемки|"
-    r"abstract|contents|table of contents|introduction|purpose|scope|references|bibliography|"
-    r"glossary|terms and definitions|appendix|annex|revision history|change log)",
+_REGISTRATION_TABLE = re.compile(r"аннулированн|измененн\w*\s*\|\s*замененн", re.IGNORECASE)
+# A line of a list of documents or of literature: a standard, a publisher, an address.
+_REFERENCE = re.compile(
+    r"\bГОСТ\s*(?:Р\s*)?[\d.]|\bGOST\b|\bISO\s*\d|\bRFC\s*\d|\[Электронный ресурс\]|\bURL:|"
+    r"https?://|\bISBN\b|\bИзд(?:ательство|-во)\b|(?<!\w)(?:М|СПб)\.\s*:|\bet al\.",
     re.IGNORECASE,
 )
-_REGISTRATION_TABLE = re.compile(r"аннулированн|измененн\w*\s*\|\s*замененн", re.IGNORECASE)
-_GOST_REFERENCE = re.compile(r"\bГОСТ\s*[\d.]|\bGOST\b|\bISO\s*\d", re.IGNORECASE)
+# A line of a title page or an approval sheet: signatures, dates left blank, sheet counts.
+_SIGNATURE = re.compile(
+    r"«_*»|_{3,}|(?<!\w)(?:УТВЕРЖДАЮ|СОГЛАСОВАНО|APPROVED)(?!\w)|\bПодп(?:\.|ись)|\bИнв\.\s*№|"
+    r"\bВзам\.\s*инв|\bЛистов\s+\d|^\s*(?:\w+\s+)?(?:19|20)\d\d(?:\s*г\.?)?\s*$",
+    re.IGNORECASE,
+)
+# A line of a table of contents: a title and its page number, or a link to an anchor.
+_CONTENTS_LINE = re.compile(r"^(?:\d+(?:\.\d+)*\.?\s*)?\S.{1,150}?[\s.]\d{1,3}$|^\[[^\]]+\]\(#")
+MATTER_SHARE = 0.6  # of a section's lines, for a list of documents or a table of contents
+SIGNATURE_SHARE = 0.5
 
 
-def _opens_matter(title: str) -> bool:
-    return bool(_MATTER_TITLE.match(" ".join(title.replace("ё", "е").split())))
+def _share(lines: Sequence[str], test) -> float:
+    return sum(1 for line in lines if test(line)) / len(lines) if lines else 0.0
 
 
 def lists_documents(lines: Sequence[str]) -> bool:
     """A list of documents (the documentation to deliver, the literature): most of its lines
-    name a document type or a standard."""
-    named = [line for line in lines if named_type(line) or _GOST_REFERENCE.search(line)]
-    return len(lines) >= 2 and len(named) >= 0.6 * len(lines)
+    name a document type, a standard, a publisher or an address."""
+    return (
+        len(lines) >= 2
+        and _share(lines, lambda line: named_type(line) or _REFERENCE.search(line)) >= MATTER_SHARE
+    )
+
+
+def _contents(lines: Sequence[str]) -> bool:
+    """A table of contents: most lines end with a page number, the numbers never going back
+    (a list of versions, "iOS 15", "Android 8", is not one), or link to the page's anchors."""
+    entries = [line.lstrip("-–—•* ") for line in lines]
+    found = [entry for entry in entries if _CONTENTS_LINE.search(entry)]
+    if len(lines) < 3 or len(found) < MATTER_SHARE * len(lines):
+        return False
+    pages = [int(m[1]) for entry in found if (m := re.search(r"(\d+)$", entry))]
+    return pages == sorted(pages)
 
 
 def is_matter(section: Section) -> bool:
-    """Title page, contents, introduction, registration sheet, lists of documents, terms and
-    appendices: what holds no requirement and no check (see the module docstring)."""
-    if any(_opens_matter(title) for title in section.path):
+    """A title page or approval sheet, a table of contents, a list of documents or literature,
+    a registration of changes: what holds no requirement and no check, by what it holds (see
+    the module docstring)."""
+    lines = section.lines
+    if any(_REGISTRATION_TABLE.search(line) for line in lines):
         return True
-    if any(_REGISTRATION_TABLE.search(line) for line in section.lines):
+    if len(lines) >= 2 and _share(lines, _SIGNATURE.search) >= SIGNATURE_SHARE:
         return True
-    return lists_documents(section.lines)
+    return _contents(lines) or lists_documents(lines)
 
 
 def test_kind(section: Section, *, has_parts: bool) -> str:

@@ -1,25 +1,32 @@
-"""Which requirements a change touches, and which tests check it (no database here).
+"""Which requirements a change touches, how sure the map is, and which tests check it (no
+database here).
 
 The change's terms (``scenarios.terms``) are matched with every requirement statement of the
 product (``scenarios.corpus``) and every test section:
 
 - **statement**: the change and the statement share words, weighted by how rare each is among
-  the product's units; its section's title counts half. The words of the product's name (the
-  documents' title pages) count for nothing: they are said of everything;
-- **test**: a test section shares at least two rare words with the change, and the test
-  programme says it checks the statement's section (its title names it, "Испытание выполнения
-  требований к интерфейсу", or it refers to it: ``Corpus.linked_to``). The test programme
-  knows how a requirement is realised: a screen's name may be nowhere in a ТЗ whose interface
-  requirement the ПМИ tests through that screen;
+  the product's units; its section's title counts at ``TITLE_WEIGHT``. The words of the
+  product's name (the documents' title pages) count for nothing: they are said of everything;
+- **test**: a test section shares at least ``MIN_ANCHORS`` rare words with the change, and the
+  test programme says it checks the statement (``Corpus.linked_to``: it names its section, its
+  title or its part's title is the requirement's, or the coverage map's shared terms), each
+  kind of link weighing ``LINK_WEIGHTS``. The test programme knows how a requirement is
+  realised: a parking app's ТЗ may never say "история", while its interface test walks through
+  the history tab;
 - **reference**: a statement the change touches names another requirement ("позволяющие
-  выполнять функции п. 4.1.1"): that one is touched too.
+  выполнять функции п. 4.1"): that one is touched too.
 
-A change is specified when the statements share at least two distinct rare words with it, or
-a test that shares them covers a requirement and the product's documents name the change's
-focus, in words rare among their units (the feature it changes: "Корзина", not a new
-"экспорт"; "товар" of a shop names no feature); otherwise nothing
-specifies it (a gap in the specification), and the nearest sections are kept only as context. The sections kept are those
-scoring at least ``KEEP`` of the best one, at most ``MAX_SECTIONS``.
+A section's score is the best of its statements' evidence and ``TRACE_WEIGHT`` times its
+tests'. A change is specified when one section shares at least ``MIN_ANCHORS`` distinct rare
+words with it (evidence in one place, not one word here and one there), or a test sharing them
+leads to a requirement and the product's documents name the change's focus in words rare among
+their units (the feature it changes, "Экран оплаты: ...", not a new "тёмная тема"); otherwise
+nothing specifies it (a gap in the specification), and the nearest sections are kept only as
+context.
+
+The map ranks: the sections scoring at least ``KEEP`` of the best one, at most
+``MAX_SECTIONS``, are its requirements (with the sections they name); the next ones scoring at
+least ``FOLD`` of the best, at most ``MAX_FOLDED``, are shown folded, marked low confidence.
 """
 
 from __future__ import annotations
@@ -30,12 +37,25 @@ from scenarios.corpus import Corpus
 from scenarios.matching import referenced_numbers, refers_to
 from scenarios.terms import Match, Terms, match
 
-KEEP = 0.5
-MAX_SECTIONS = 4
+KEEP = 0.6
+FOLD = 0.4
+MAX_SECTIONS = 5
+MAX_FOLDED = 3
 MAX_CONTEXT = 2
 MIN_ANCHORS = 2  # distinct rare words: one shared word is a coincidence, two are evidence
-TRACE_WEIGHT = 0.5
+TEST_ANCHORS = 2  # ... that a test section shares with the change to be near it
+TRACE_WEIGHT = 0.75
+TITLE_WEIGHT = 1.5
+PART_LINK = 0.75  # a test under a part titled after the requirement's part
+TERMS_LINK = 0.5  # a test sharing the requirement's rare terms
+BOTH_WEIGHT = 0.5  # how much the weaker of a section's two kinds of evidence adds
+REFERENCE_WEIGHT = 0.75  # of a section's evidence, to the section a statement ties it to
 MAX_TESTS = 8
+
+
+def link_weight(kind: str) -> float:
+    """How much a kind of link between a test and a requirement carries (see the module doc)."""
+    return {"reference": 1.0, "heading": 1.0, "part": PART_LINK, "terms": TERMS_LINK}[kind]
 
 
 @dataclass
@@ -49,12 +69,16 @@ class Touched:
     referenced_by: list[str] = field(default_factory=list)  # statement ids naming this one
     direct: float = 0.0
     trace: float = 0.0
+    named: float = 0.0  # the evidence of a section a statement ties it to
+    relative: float = 0.0  # its score over the best section's
+    confident: bool = True  # False: shown folded, low confidence
 
     @property
     def score(self) -> float:
         """The statements' own evidence, or the tests' when it is stronger (a ТЗ that never
-        names the favourites its interface requirement covers)."""
-        return max(self.direct, self.trace)
+        names the history tab its interface requirement covers)."""
+        own = max(self.direct, self.trace) + BOTH_WEIGHT * min(self.direct, self.trace)
+        return max(own, self.named)
 
     @property
     def anchors(self) -> set[str]:
@@ -66,6 +90,7 @@ class Ranking:
     specified: bool
     touched: list[Touched]  # the requirement sections, best first (context when unspecified)
     tests: list[tuple[int, Match]]  # test units sharing at least two rare words, best first
+    folded: list[Touched] = field(default_factory=list)  # low confidence, best first
 
 
 def rank(change: Terms, corpus: Corpus) -> Ranking:
@@ -75,7 +100,7 @@ def rank(change: Terms, corpus: Corpus) -> Ranking:
         (j, found)
         for j, unit in enumerate(corpus.tests)
         if len((found := match(change, unit.terms, background, ignore=ignore)).anchors)
-        >= MIN_ANCHORS
+        >= TEST_ANCHORS
     ]
     tests.sort(key=lambda item: -item[1].score)
     sections: dict[tuple[int, str], Touched] = {}
@@ -87,23 +112,30 @@ def rank(change: Terms, corpus: Corpus) -> Ranking:
             touched.matches[i] = found
             touched.direct = max(touched.direct, found.score)
     for j, found in tests:
-        for i in corpus.linked_to(j):
+        for i, kind in corpus.linked_to(j).items():
+            weight = link_weight(kind)
+            if weight <= 0:
+                continue
             touched = sections[corpus.requirements[i].key]
             touched.tests[j] = found
-            touched.trace = max(touched.trace, TRACE_WEIGHT * found.score)
-    anchors = {a for t in sections.values() for a in t.anchors}
+            touched.trace = max(touched.trace, TRACE_WEIGHT * weight * found.score)
     traced = any(t.trace for t in sections.values()) and _focus_known(change, corpus)
-    specified = len(anchors) >= MIN_ANCHORS or traced
+    specified = any(len(t.anchors) >= MIN_ANCHORS for t in sections.values()) or traced
+    _propagate_references(sections, corpus)
     ranked = sorted(
-        (t for t in sections.values() if t.anchors or t.trace),
+        (t for t in sections.values() if t.anchors or t.trace or t.named),
         key=lambda t: -t.score,
     )
+    best = ranked[0].score if ranked else 0.0
+    for touched in ranked:
+        touched.relative = touched.score / best if best else 0.0
     if not specified:
         return Ranking(False, ranked[:MAX_CONTEXT], tests[:MAX_TESTS])
-    best = ranked[0].score if ranked else 0.0
-    kept = [t for t in ranked if t.score >= KEEP * best][:MAX_SECTIONS]
-    _add_referenced(kept, sections, corpus)
-    return Ranking(True, kept, tests[:MAX_TESTS])
+    kept = [t for t in ranked if t.relative >= KEEP][:MAX_SECTIONS]
+    folded = [t for t in ranked if t not in kept and t.relative >= FOLD][:MAX_FOLDED]
+    for touched in folded:
+        touched.confident = False
+    return Ranking(True, kept, tests[:MAX_TESTS], folded)
 
 
 def _focus_known(change: Terms, corpus: Corpus) -> bool:
@@ -114,11 +146,15 @@ def _focus_known(change: Terms, corpus: Corpus) -> bool:
 
 
 def _statement_match(change: Terms, corpus: Corpus, i: int) -> Match:
-    """The statement's words, and its section title's at half weight."""
+    """The statement's words, and its section title's at ``TITLE_WEIGHT``."""
     requirement = corpus.requirements[i]
     found = match(change, requirement.terms, corpus.background, ignore=corpus.names)
     title = match(
-        change, requirement.title_terms, corpus.background, scale=0.5, ignore=corpus.names
+        change,
+        requirement.title_terms,
+        corpus.background,
+        scale=TITLE_WEIGHT,
+        ignore=corpus.names,
     )
     extra = [lemma for lemma in title.shared if lemma not in found.shared]
     if not extra:
@@ -131,19 +167,31 @@ def _statement_match(change: Terms, corpus: Corpus, i: int) -> Match:
     )
 
 
-def _add_referenced(
-    kept: list[Touched], sections: dict[tuple[int, str], Touched], corpus: Corpus
-) -> None:
-    """The sections a kept statement names ("функции п. 4.1.1"), after the kept ones."""
-    for touched in list(kept):
+def _propagate_references(sections: dict[tuple[int, str], Touched], corpus: Corpus) -> None:
+    """A statement naming another requirement ("кнопки, позволяющие выполнять функции п.
+    4.1") ties the two sections: each gets ``REFERENCE_WEIGHT`` of the other's own evidence
+    (the functions change, the screen offering them is to check; and back)."""
+    own = {key: max(t.direct, t.trace) for key, t in sections.items()}
+    for key, touched in sections.items():
         for i in touched.statements:
-            if i not in touched.matches and not touched.tests:
-                continue
             statement = corpus.requirements[i].statement
             numbers = referenced_numbers(statement.text)
-            for key, other in sections.items():
-                if key[0] != touched.key[0] or other in kept:
+            if not numbers:
+                continue
+            for other_key, other in sections.items():
+                if (
+                    other_key[0] != key[0]
+                    or other is touched
+                    or not refers_to(numbers, other_key[1])
+                ):
                     continue
-                if refers_to(numbers, key[1]):
-                    other.referenced_by.append(statement.id)
-                    kept.append(other)
+                _tie(other, own[key], statement.id)
+                _tie(touched, own[other_key], statement.id)
+
+
+def _tie(touched: Touched, score: float, statement: str) -> None:
+    if score <= 0:
+        return
+    touched.named = max(touched.named, REFERENCE_WEIGHT * score)
+    if statement not in touched.referenced_by:
+        touched.referenced_by.append(statement)

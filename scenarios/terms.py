@@ -3,14 +3,17 @@
 Every text (the change's description, a requirement statement, a test section) is read by
 ``knowledge.question.read``: its content words as lemmas (the parse's part of speech picks the
 lemma), named things (Latin words, abbreviations, figures), the focus. A lemma written with a
-hyphen counts for its parts too ("XML-файлов" is also "xml"); the words of a name in Latin
-letters made of several capitalised words ("Visual Studio Code") stand for that name, not each
-for itself. Nouns, names and figures weigh most; adjectives less; verbs and adverbs least (a
-requirement is named by its nouns, "отправлять запрос серверу", more than its verbs).
+hyphen counts for its parts too ("QR-кода" is also "qr"); a name in Latin letters made of
+several capitalised words ("Apple Pay") is a term of its own, and each of its words alone
+weighs ``NAME_WORD_WEIGHT`` (a change to "Apple Pay" is not a change to everything Apple).
+Nouns, names and figures weigh most; adjectives ``ADJECTIVE_WEIGHT``; verbs and adverbs
+``OTHER_WEIGHT`` (a requirement is named by its nouns, "оплачивать стоянку картой", more than
+its verbs).
 
 ``Background`` counts in how many units (statements, test sections) of the documents compared
-each lemma occurs: a lemma of most of them ("товар" in a shop's documents) says
-little, a rare one ("таймер", "csv", "корзина") says much (local IDF, as ``scenarios.matching``).
+each lemma occurs: a lemma of most of them ("парковка" in a parking app's documents) says
+little, a rare one ("сумма", "квитанция", "минута") says much (local IDF, as
+``scenarios.matching``); a rare lemma is in at most ``RARE_SHARE`` of the units.
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ from functools import lru_cache
 from knowledge.question import nlp, read
 from knowledge.question.words import is_stop
 
-POS_WEIGHT = {"NOUN": 1.0, "PROPN": 1.0, "X": 1.0, "NUM": 1.0, "ADJ": 0.6}
-OTHER_WEIGHT = 0.3  # verbs, adverbs
+ADJECTIVE_WEIGHT = 1.0
+OTHER_WEIGHT = 0.5  # verbs, adverbs
+NAME_WORD_WEIGHT = 0.3  # a word of a name of several Latin words, alone
 HEADLINE_WORDS = 6
 RARE_SHARE = 0.2  # a lemma in more of the units than this is the documents' common vocabulary
 _LATIN_NAME = re.compile(r"\b[A-Z][\w.]*(?:[ \t]+[A-Z][\w.]*)+")
@@ -34,8 +38,8 @@ _PARTS = re.compile(r"[-/]")
 
 @dataclass(frozen=True)
 class Terms:
-    """A text's terms: lemma -> weight, and its focus: the noun of a label before a colon
-    ("Корзина: ..."), else the focus of its reading ("Добавить экспорт отчёта ...")."""
+    """A text's terms: lemma -> weight, and its focus: the nouns of a label before a colon
+    ("Экран оплаты: ..."), else the focus of its reading ("Добавить тёмную тему ...")."""
 
     weights: dict[str, float] = field(default_factory=dict)
     focus: frozenset[str] = frozenset()
@@ -50,7 +54,7 @@ def _add(weights: dict[str, float], lemma: str, weight: float) -> None:
 
 
 def _parts(lemma: str) -> list[str]:
-    """The lemmas of a hyphenated word's parts ("xml-файл" -> "xml", "файл")."""
+    """The lemmas of a hyphenated word's parts ("QR-код" -> "qr", "код")."""
     if not _PARTS.search(lemma):
         return []
     found = []
@@ -70,10 +74,10 @@ def read_terms(text: str) -> Terms:
     standalone = {w.casefold() for w in re.findall(r"[A-Za-z][\w.]*", _LATIN_NAME.sub(" ", text))}
     grouped = in_names - standalone
     weights: dict[str, float] = {}
+    for name in _LATIN_NAME.finditer(text):
+        _add(weights, " ".join(name[0].casefold().split()), 1.0)
     for term in reading.key_terms:
-        if term.lemma in grouped:
-            continue
-        weight = POS_WEIGHT.get(term.pos, OTHER_WEIGHT)
+        weight = NAME_WORD_WEIGHT if term.lemma in grouped else _pos_weight(term.pos)
         _add(weights, term.lemma, weight)
         for part in _parts(term.lemma):
             _add(weights, part, weight)
@@ -89,9 +93,16 @@ def read_terms(text: str) -> Terms:
     return Terms(weights, frozenset(focus & set(weights)))
 
 
+def _pos_weight(pos: str) -> float:
+    if pos in ("NOUN", "PROPN", "X", "NUM"):
+        return 1.0
+    return ADJECTIVE_WEIGHT if pos == "ADJ" else OTHER_WEIGHT
+
+
 def _headline(tokens) -> set[str]:
-    """The nouns of a short label before a colon ("Корзина: ...", "Экспорт отчёта: ..."): what
-    a tracker task changes; none when the text has no such label."""
+    """The nouns of a short label (at most ``HEADLINE_WORDS`` words) before a colon ("Экран
+    оплаты: ...", "Квитанции: ..."), as tracker tasks name the part they change; none when the
+    text has no such label."""
     for index, token in enumerate(tokens[: HEADLINE_WORDS + 1]):
         if token.text == ":":
             return {t.lemma for t in tokens[:index] if t.pos in ("NOUN", "PROPN", "X")}

@@ -16,7 +16,7 @@ from django.urls import reverse
 from knowledge.models import Chunk, Document, DocumentVersion
 from knowledge.retrieval.hits import chunk_url
 from knowledge.roles import opening
-from scenarios import numbering
+from scenarios import numbering, statements
 from scenarios.numbering import Section
 from scenarios.parts import REQUIREMENTS_PART, TEST_PART
 
@@ -32,8 +32,9 @@ class Statement:
     id: str  # "4.1.1" or "4.1.1-2" (the second statement of 4.1.1)
     section: Section
     item: int | None  # 1-based number among the section's statements; None: the only one
-    lead: str  # the lead-in the item follows ("Для смартфона")
+    lead: str  # the lead-in the item follows ("Для водителя")
     text: str
+    form: str = "part"  # how it states a requirement (``scenarios.statements``)
 
     @property
     def body(self) -> str:
@@ -122,20 +123,26 @@ def test_units(loaded: VersionSections) -> list[Section]:
 
 
 def requirements(loaded: VersionSections) -> list[Statement]:
-    """The statements of the requirements part (top-level sections titled "Требования ...",
-    "... requirements"); every numbered section's when no part is titled so."""
+    """The requirement statements of a requirements document (``scenarios.statements``): every
+    statement of its parts titled as requirements ("Требования ...", "... requirements"), and
+    elsewhere those whose form states one (an obligation, a list of functions, an acceptance
+    criterion, a limit, a purpose, a user story); every statement when no part is titled so."""
     numbered = [s for s in loaded.sections if s.number]
     parts = {s.number for s in numbered if s.level == 1 and REQUIREMENTS_PART.search(s.title)}
-    chosen = [s for s in numbered if s.number.split(".")[0] in parts] if parts else numbered
     found: list[Statement] = []
-    for section in chosen:
-        statements = numbering.items(section.lines)
-        if len(statements) == 1:
-            lead, text = statements[0]
-            found.append(Statement(section.number, section, None, lead, text))
+    for section in numbered:
+        titled = not parts or section.number.split(".")[0] in parts
+        kept = []
+        for lead, text in numbering.items(section.lines):
+            how = statements.form(lead, text, in_requirements_part=titled)
+            if how:
+                kept.append((lead, text, how))
+        if len(kept) == 1:
+            lead, text, how = kept[0]
+            found.append(Statement(section.number, section, None, lead, text, how))
             continue
-        for n, (lead, text) in enumerate(statements, start=1):
-            found.append(Statement(f"{section.number}-{n}", section, n, lead, text))
+        for n, (lead, text, how) in enumerate(kept, start=1):
+            found.append(Statement(f"{section.number}-{n}", section, n, lead, text, how))
     return found
 
 

@@ -21,10 +21,13 @@ pytestmark = pytest.mark.django_db
 TZ = "ТЗ-Шакруа-Максим-БПИ182"
 PMI = "Программа и методика испытаний"
 # Every section of the ТЗ's requirements part (4 "Требования к программе", 5 "Требования к
-# программной документации") that has a body; 4.1, 4.3, 4.6 and 4.8 hold only subsections.
+# программной документации") that has a body (4.1, 4.3, 4.6 and 4.8 hold only subsections), and
+# the sections outside it stating requirements by their form: the functional and operational
+# purpose (3.1, 3.2) and the acceptance conditions (8.2). The introduction, the basis, the
+# economics, the stages and the kinds of tests (1, 2, 6, 7, 8.1) state none.
 REQUIREMENT_SECTIONS = {
-    "4.1.1", "4.1.2", "4.1.3", "4.2", "4.3.1", "4.3.2", "4.4", "4.6.1", "4.6.2", "4.6.3", "4.7",
-    "4.8.1", "4.9", "5.1", "5.2",
+    "3.1", "3.2", "4.1.1", "4.1.2", "4.1.3", "4.2", "4.3.1", "4.3.2", "4.4", "4.6.1", "4.6.2",
+    "4.6.3", "4.7", "4.8.1", "4.9", "5.1", "5.2", "8.2",
 }  # fmt: skip
 
 

@@ -100,3 +100,48 @@ def test_markdown_outline_nests_items_and_links_them():
         "(<https://kb.example.com/documents/2/?version=5#b-146>)",
         "- Suggestion: Проверить переключение темы",
     ]
+
+
+FOLDED = {
+    "label": "Экран оплаты",
+    "kind": "root",
+    "url": "",
+    "children": [
+        {
+            "label": "Less likely (low confidence, folded)",
+            "kind": "group",
+            "branch": "folded",
+            "confidence": "low",
+            "url": "",
+            "children": [
+                {
+                    "label": "ТЗ · 4.3 Требования к надежности",
+                    "kind": "requirement",
+                    "confidence": "low",
+                    "prefix": "Low confidence:",
+                    "url": "/documents/3/?version=7#b-120",
+                    "children": [
+                        {"label": "«Запрос повторяется»", "kind": "statement", "children": []}
+                    ],
+                }
+            ],
+        }
+    ],
+}
+
+
+def test_a_low_confidence_branch_is_marked_in_every_export_and_folded_in_freemind():
+    markdown = exports.to_markdown(FOLDED)
+    assert "  - [Low confidence: ТЗ · 4.3 Требования к надежности]" in markdown
+    assert "    - «Запрос повторяется»" in markdown  # folded, not dropped
+    opml = ET.fromstring(exports.to_opml(FOLDED).encode())
+    marked = [o.get("text") for o in opml.iter("outline") if o.get("_confidence") == "low"]
+    assert marked == [
+        "Less likely (low confidence, folded)",
+        "Low confidence: ТЗ · 4.3 Требования к надежности",
+    ]
+    freemind = ET.fromstring(exports.to_freemind(FOLDED).encode())
+    group = freemind.find("node").find("node")
+    assert group.get("FOLDED") == "true"
+    assert group.find("attribute").get("VALUE") == "low"
+    assert group.find("node").find("node").get("TEXT") == "«Запрос повторяется»"

@@ -35,6 +35,33 @@ def test_an_analysis_is_its_authors_only(client, bob, eve):
     assert client.get(reverse("analysis", args=[analysis.pk])).status_code == 200
 
 
+def test_a_low_confidence_branch_is_shown_folded_and_marked(client, bob):
+    requirement = {"label": "ТЗ · 4.3 Требования к надежности", "kind": "requirement",
+                   "confidence": "low", "prefix": "Low confidence:", "url": "",
+                   "note": "rank 3, confidence low", "children": [
+                       {"label": "«Запрос повторяется»", "kind": "statement", "url": "",
+                        "children": []}]}  # fmt: skip
+    folded = {"label": "Less likely", "kind": "group", "branch": "folded", "url": "",
+              "confidence": "low", "children": [requirement]}  # fmt: skip
+    sure = {"label": "ТЗ · 4.2 Требования к интерфейсу", "kind": "requirement", "url": "",
+            "confidence": "high", "children": [
+                {"label": "«Кнопка оплаты»", "kind": "statement", "url": "", "children": []}]}  # fmt: skip
+    tree = {"label": "Экран оплаты", "kind": "root", "url": "", "children": [
+        {"label": "Requirements", "kind": "group", "branch": "requirements", "url": "",
+         "children": [sure, folded]}]}  # fmt: skip
+    analysis = Analysis.objects.create(
+        user=bob, title="t", description="d", tree=tree, status=Analysis.Status.READY
+    )
+    client.force_login(bob)
+    page = client.get(reverse("analysis", args=[analysis.pk])).content.decode()
+    branch = page[page.index('data-branch="folded"') :]
+    assert branch.index("low confidence") < branch.index("Less likely")  # its badge
+    assert '<details class="mm-children">' in branch.split("</details>")[0]  # folded
+    assert "«Запрос повторяется»" in branch  # not dropped
+    shown = page[page.index("Требования к интерфейсу") :]
+    assert '<details class="mm-children" open>' in shown[: shown.index("«Кнопка оплаты»")]
+
+
 def test_without_an_llm_the_map_is_built_from_the_documents_alone(tmp_path, client, bob):
     documents = ingest_specs(tmp_path)
     client.force_login(bob)

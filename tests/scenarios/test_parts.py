@@ -1,5 +1,6 @@
 """What each part of a GOST-style document is for (``scenarios.parts``): the matter around the
-content that holds no requirement and no check, and the kinds of test sections."""
+content that holds no requirement and no check, recognised by what it holds, and the kinds of
+test sections."""
 
 from __future__ import annotations
 
@@ -11,12 +12,23 @@ def _section(path: list[str], lines: list[str] = (), number: str = "1") -> Secti
     return Section(number, path[-1], len(path), list(path), 0, 0, list(lines) or ["текст"])
 
 
-def test_title_contents_registration_and_document_lists_are_matter():
-    assert parts.is_matter(_section(["ВВЕДЕНИЕ", "Наименование программы"]))
-    assert parts.is_matter(_section(["ОБЪЕКТ ИСПЫТАНИЙ", "Обозначение испытуемой программы"]))
-    assert parts.is_matter(_section(["СОДЕРЖАНИЕ"]))
-    assert parts.is_matter(_section(["ЛИСТ РЕГИСТРАЦИИ ИЗМЕНЕНИЙ"]))
-    assert parts.is_matter(_section(["ПРИЛОЖЕНИЕ 2", "Термины"]))
+def test_matter_is_recognised_by_what_it_holds_whatever_its_title():
+    approval = [
+        "УТВЕРЖДАЮ",
+        "Руководитель проекта",
+        "_____________ П. П. Петров",
+        "«___» ______ 2024 г.",
+    ]
+    assert parts.is_matter(_section(["1.1 Общие сведения"], approval))
+    contents = [
+        "1. Введение 3",
+        "2. Требования к программе 5",
+        "2.1. Требования к интерфейсу 5",
+        "3. Порядок приемки 9",
+    ]
+    assert parts.is_matter(_section(["Оглавление документа"], contents))
+    assert parts.is_matter(_section(["Разделы"], ["[Введение](#vvedenie)", "[Оплата](#oplata)",
+                                                  "[Квитанции](#kvitancii)"]))  # fmt: skip
     registration = ["| Изм. | Измененных | Замененных | Новых | Аннулированных |"]
     assert parts.is_matter(_section(["9.1 Алгоритм"], registration))
     documents = [
@@ -28,6 +40,20 @@ def test_title_contents_registration_and_document_lists_are_matter():
     assert parts.is_matter(
         _section(["ТРЕБОВАНИЯ К ДОКУМЕНТАЦИИ", "Состав документации"], documents)
     )
+    literature = [
+        "Иванов И. И. Мобильные платежи. – М.: Издательство «Наука», 2019.",
+        "Парковочные зоны города [Электронный ресурс]// URL: https://example.org/zones.",
+    ]
+    assert parts.is_matter(_section(["Источники"], literature))
+
+
+def test_a_title_alone_makes_no_matter():
+    # An introduction's title says nothing of what it holds: its statements decide
+    # (``scenarios.statements``); a section titled "Введение" may state a requirement.
+    assert not parts.is_matter(
+        _section(["ВВЕДЕНИЕ", "Назначение"], ["Приложение должно принимать оплату картой."])
+    )
+    assert not parts.is_matter(_section(["СОДЕРЖАНИЕ"], ["Экран оплаты показывает сумму."]))
 
 
 def test_requirements_and_checks_are_not_matter():
@@ -39,6 +65,8 @@ def test_requirements_and_checks_are_not_matter():
     )
     documentation = ["Документация сдаётся в печатном виде, подписанная руководителем."]
     assert not parts.is_matter(_section(["ТРЕБОВАНИЯ К ДОКУМЕНТАЦИИ", "Особые"], documentation))
+    versions = ["Android 14", "iOS 15", "Windows 10"]
+    assert not parts.is_matter(_section(["Требования к программным средствам"], versions))
 
 
 def test_a_test_programmes_sections_are_methods_declared_requirements_or_its_environment():

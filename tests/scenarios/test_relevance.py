@@ -31,6 +31,9 @@ TZ = [
     _heading("1", "ВВЕДЕНИЕ", 1),
     _heading("1.1", "Наименование программы", 2),
     _text("1.1", "Наименование программы – «Приложение для оплаты парковки»."),
+    _heading("3", "НАЗНАЧЕНИЕ РАЗРАБОТКИ", 1),
+    _heading("3.1", "Функциональное назначение", 2),
+    _text("3.1", "Назначением программы является оплата стоянки и выдача электронных квитанций."),
     _heading("4", "ТРЕБОВАНИЯ К ПРОГРАММЕ", 1),
     _heading("4.1", "Требования к составу выполняемых функций", 2),
     _text("4.1", "Клиентское приложение должно реализовывать следующие функции:"),
@@ -57,6 +60,14 @@ TZ = [
         "text": "- «Парковка». Техническое задание (ГОСТ 19.201-78);\n"
         "- «Парковка». Программа и методика испытаний (ГОСТ 19.301-79).",
     },
+    _heading("8", "ПОРЯДОК КОНТРОЛЯ И ПРИЕМКИ", 1),
+    _heading("8.1", "Общие требования к приемке", 2),
+    _text(
+        "8.1",
+        "Работа принимается при условии, что квитанция приходит на почту водителя не позже "
+        "чем через минуту после оплаты.",
+    ),
+    _text("8.1", "Исполнитель: Петров П. П."),
 ]
 PMI = [
     _text("", "ПРИЛОЖЕНИЕ ДЛЯ ОПЛАТЫ ПАРКОВКИ"),
@@ -71,8 +82,9 @@ PMI = [
         "Экран оплаты содержит вкладку истории и список избранных зон; во вкладке истории "
         "открыть последнюю стоянку.",
     ),
-    _heading("6.2", "Продление стоянки", 2),
-    _text("6.2", "Открыть оплаченную стоянку, нажать «Продлить», проверить время окончания."),
+    _heading("6.2", "Испытание выполнения требований к составу выполняемых функций", 2),
+    _heading("6.2.1", "Продление стоянки", 3),
+    _text("6.2.1", "Открыть оплаченную стоянку, нажать «Продлить», проверить время окончания."),
 ]
 
 
@@ -119,9 +131,10 @@ def test_the_statements_sharing_the_changes_words_are_its_requirements(product):
     best = ranking.touched[0]
     shared = {w for m in best.matches.values() for w in m.shared}
     assert {"поле", "кнопка", "сумма"} <= shared
-    # The title and the document list are never requirements; "не предъявляются" states none.
+    # The name and the document list are never requirements; "не предъявляются" states none;
+    # the purpose and the acceptance criterion are, outside the requirements part too.
     numbers = {r.statement.section.number for r in corpus.requirements}
-    assert numbers == {"4.1", "4.2", "4.3", "4.4"}
+    assert numbers == {"3.1", "4.1", "4.2", "4.3", "4.4", "8.1"}
 
 
 def test_a_change_nothing_specifies_is_said_to_be_a_gap(product):
@@ -156,3 +169,53 @@ def test_roles_decide_which_documents_hold_requirements(product):
     corpus = corpus_for(None)
     assert {r.loaded.document.pk for r in corpus.requirements} == {product["ПМИ"].pk}
     assert not corpus.tests
+
+
+def test_a_requirement_stated_outside_the_requirements_part_is_one_the_change_touches(product):
+    # The acceptance criterion (8.1) and the purpose (3.1) say what the receipts must do; no
+    # section of the requirements part speaks of them.
+    corpus = corpus_for(None)
+    change = read_terms(
+        "Квитанции: отправлять электронную квитанцию на почту водителя сразу после оплаты."
+    )
+    ranking = rank(change, corpus)
+    assert ranking.specified
+    assert _sections(ranking)[0] == "8.1"
+    assert "3.1" in _sections(ranking) + [t.key[1] for t in ranking.folded]
+    acceptance = ranking.touched[0]
+    assert {corpus.requirements[i].statement.form for i in acceptance.matches} == {"acceptance"}
+
+
+def test_a_method_under_a_part_titled_after_the_requirements_leads_to_the_functions_it_lists(
+    product,
+):
+    corpus = corpus_for(None)
+    method = next(j for j, t in enumerate(corpus.tests) if t.section.number == "6.2.1")
+    links = {
+        corpus.requirements[i].statement.id: kind for i, kind in corpus.linked_to(method).items()
+    }
+    # The functions 4.1 lists, by the part's title; not the interface nor the reliability.
+    assert links == {"4.1-1": "part", "4.1-2": "part", "4.1-3": "part"}
+    ranking = rank(
+        read_terms("Продление: кнопка «Продлить» показывает новое время окончания."), corpus
+    )
+    functions = next(t for t in ranking.touched if t.key[1] == "4.1")
+    assert method in functions.tests
+
+
+def test_a_section_with_less_evidence_is_kept_folded_not_dropped(product):
+    corpus = corpus_for(None)
+    change = read_terms(
+        "Экран оплаты: поле суммы и кнопки выбора зоны крупнее; при потере связи со шлюзом "
+        "показать сообщение."
+    )
+    ranking = rank(change, corpus)
+    assert _sections(ranking)[0] == "4.2"
+    assert all(t.confident for t in ranking.touched)
+    # The reliability statement shares two of the change's words, the screen's five.
+    assert "4.3" in [t.key[1] for t in ranking.folded]
+    folded = [t.key[1] for t in ranking.folded]
+    assert folded and all(not t.confident for t in ranking.folded)
+    assert not set(folded) & set(_sections(ranking))
+    best = ranking.touched[0].score
+    assert all(t.score < best for t in ranking.folded)
