@@ -20,7 +20,7 @@ A section's score is the best of its statements' evidence and ``TRACE_WEIGHT`` t
 tests'. A change is specified when one section shares at least ``MIN_ANCHORS`` distinct rare
 words with it (evidence in one place, not one word here and one there), or a test sharing them
 leads to a requirement and the product's documents name the change's focus in words rare among
-their units (the feature it changes, "Экран оплаты: ...", not a new "тёмная тема"); otherwise
+their units (the feature it changes, "Экран оплаты: ...", not a new "экспорт в PDF"); otherwise
 nothing specifies it (a gap in the specification), and the nearest sections are kept only as
 context.
 

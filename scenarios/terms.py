@@ -39,7 +39,7 @@ _PARTS = re.compile(r"[-/]")
 @dataclass(frozen=True)
 class Terms:
     """A text's terms: lemma -> weight, and its focus: the nouns of a label before a colon
-    ("Экран оплаты: ..."), else the focus of its reading ("Добавить тёмную тему ...")."""
+    ("Экран оплаты: ..."), else the focus of its reading ("Добавить оплату картой ...")."""
 
     weights: dict[str, float] = field(default_factory=dict)
     focus: frozenset[str] = frozenset()
