@@ -152,6 +152,13 @@ EMBEDDED_POSTGRES = not DATABASE_URL
 REDIS_URL = env_url("REDIS_URL", ("redis", "rediss", "unix"))
 EMBEDDED_REDIS = not REDIS_URL
 EMBEDDED_REDIS_PORT = env_int("KB_REDIS_PORT", 6390, minimum=1, maximum=65535)
+if EMBEDDED_REDIS:
+    # The Redis already serving this data folder wins over KB_REDIS_PORT (./kb manage beside a
+    # ./kb run started with another port): a second server on the folder would share its files
+    # and take over its pid file, and Ctrl-C of ./kb run would then stop the wrong one.
+    from portal.embedded import running_redis_port
+
+    EMBEDDED_REDIS_PORT = running_redis_port(DATA_DIR) or EMBEDDED_REDIS_PORT
 EMBEDDED_FAST_UNSAFE = env_bool("KB_EMBEDDED_FAST_UNSAFE", False)  # tests only: fsync off
 # The embedded server's page cache. PostgreSQL's default (128 MB) holds neither the vectors nor
 # the HNSW graph of 100,000 chunks; with 1 GB one retrieval there is p95 73 ms instead of 119 ms
