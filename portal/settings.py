@@ -336,6 +336,20 @@ DB_WEB_CONNECTIONS = env_int("KB_DB_WEB_CONNECTIONS", 20, minimum=2)
 DB_POOL_TIMEOUT = env_float("KB_DB_POOL_TIMEOUT", 10.0)
 DB_POOL_IDLE_SECONDS = env_int("KB_DB_POOL_IDLE_SECONDS", 10, minimum=1)
 RETRY_AFTER_SECONDS = 5  # what a 503 of a full server tells the client to wait
+# Long-lived streams (the chat's answer events) take slots of their own, KB_WEB_STREAMS per web
+# process, never the pages' KB_WEB_CONCURRENCY; at most KB_STREAMS_PER_USER are one user's.
+# The paths are the chat app's stream URL (chat/urls.py), named here as ASGI_ENDPOINTS are.
+WEB_STREAMS = env_int("KB_WEB_STREAMS", 32, minimum=1)
+STREAMS_PER_USER = env_int("KB_STREAMS_PER_USER", 3, minimum=1)
+STREAM_PATHS = [r"^/chat/messages/\d+/stream/$"]
+# Deadlines of every connection (portal.deadlines): its request head within
+# KB_HEADER_TIMEOUT_SECONDS of its first byte, its body within KB_BODY_TIMEOUT_SECONDS plus its
+# declared length at KB_BODY_MIN_KB_PER_SECOND (then 408); a client that reads nothing of a
+# response for KB_SEND_TIMEOUT_SECONDS is let go. Idle between requests: uvicorn's keep-alive.
+HEADER_TIMEOUT_SECONDS = env_int("KB_HEADER_TIMEOUT_SECONDS", 10, minimum=1)
+BODY_TIMEOUT_SECONDS = env_int("KB_BODY_TIMEOUT_SECONDS", 30, minimum=1)
+BODY_MIN_KB_PER_SECOND = env_int("KB_BODY_MIN_KB_PER_SECOND", 64, minimum=1)
+SEND_TIMEOUT_SECONDS = env_int("KB_SEND_TIMEOUT_SECONDS", 60, minimum=1)
 
 # --- MCP for coding agents (manage.py mcp on stdio, /mcp over HTTP) ---------------------------
 # The portal's address as people open it; links in MCP results are built on it. Empty: the

@@ -148,7 +148,11 @@ class WorkerProcess:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        self.wait_ready()
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop()  # nor a worker that answers only after the test gave up on it
+            raise
 
     def wait_ready(self, timeout: float = 60) -> None:
         from portal.celery import app
@@ -207,7 +211,11 @@ class PortalServer:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        self._wait()
+        try:
+            self._wait()
+        except BaseException:
+            self.stop()  # a server that starts after the wait gave up must not be left running
+            raise
 
     def _wait(self, timeout: float = 60) -> None:
         import urllib.request

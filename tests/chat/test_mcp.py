@@ -249,3 +249,23 @@ def test_ask_wiki_answers_from_the_wiki_when_the_question_names_a_specification(
     wiki = call_tool(bob, "ask_wiki", {"question": question}, base_url="")
     assert wiki["refused"] is False and wiki["sources"]
     assert {s["document_id"] for s in wiki["sources"]} <= wiki_document_ids()
+
+
+@other_process
+def test_an_event_stream_get_is_refused_at_once_and_holds_no_slot(bob):
+    """Issue 40, row 2: idle ``GET /mcp`` streams of one token held every request slot. The
+    server is stateless and answers in JSON: it has no stream to offer, and says so (405)."""
+    _, token = create_token(bob, "agent")
+    server = PortalServer(KB_WEB_CONCURRENCY="2")
+    headers = {"Accept": "text/event-stream", "Authorization": f"Bearer {token}"}
+    try:
+        with httpx2.Client(base_url=server.url, timeout=httpx2.Timeout(30.0)) as http:
+            streams = [http.get("/mcp", headers=headers) for _ in range(3)]
+            page = http.get("/login/")
+            slots = http.get("/healthz").json()["slots"]
+    finally:
+        server.stop()
+    assert [s.status_code for s in streams] == [405, 405, 405]
+    assert streams[0].headers["allow"] == "POST" and "POST" in streams[0].json()["error"]
+    assert "no-store" in streams[0].headers["cache-control"]
+    assert page.status_code == 200 and slots["pages"]["in_use"] == 0

@@ -31,6 +31,7 @@ _PR_SET_PDEATHSIG = 1
 CELERY_ROOT_WARNING = "You're running the worker with superuser privileges"
 # Seconds uvicorn keeps an idle connection open (deploy/ files use the same value).
 KEEP_ALIVE_SECONDS = 75
+DEADLINE_PROTOCOL = "portal.deadlines:DeadlineProtocol"
 
 
 def _die_with_parent() -> None:
@@ -72,6 +73,13 @@ def web_command(host: str, port: int) -> list[str]:
         # portal.capacity, 503 with Retry-After) answers long before a flood reaches it.
         "--limit-concurrency",
         str(settings.WEB_CONNECTIONS),
+        # uvicorn's HTTP/1.1 with a deadline on a request's head and body and on a client that
+        # stops reading (portal.deadlines): uvicorn itself waits for them as long as they like.
+        "--http",
+        DEADLINE_PROTOCOL,
+        # The portal serves no WebSocket: an upgrade request is an ordinary request.
+        "--ws",
+        "none",
     ]
 
 
