@@ -4,6 +4,7 @@ as a child process) and over streamable HTTP at /mcp of the real web server, wit
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 import sys
 
@@ -259,10 +260,19 @@ def test_an_event_stream_get_is_refused_at_once_and_holds_no_slot(bob):
     server = PortalServer(KB_WEB_CONCURRENCY="2")
     headers = {"Accept": "text/event-stream", "Authorization": f"Bearer {token}"}
     try:
-        with httpx2.Client(base_url=server.url, timeout=httpx2.Timeout(30.0)) as http:
-            streams = [http.get("/mcp", headers=headers) for _ in range(3)]
+        with (
+            httpx2.Client(base_url=server.url, timeout=30) as http,
+            contextlib.ExitStack() as open_,
+        ):
+            # Opened as streams and left open, as the attack held them (a plain get would wait
+            # for the end of a stream that never ends).
+            streams = [
+                open_.enter_context(http.stream("GET", "/mcp", headers=headers)) for _ in range(3)
+            ]
             page = http.get("/login/")
-            slots = http.get("/healthz").json()["slots"]
+            slots = http.get("/healthz").json().get("slots", {})
+            if streams[0].status_code == 405:
+                streams[0].read()  # an answer, not a stream: its body is all there
     finally:
         server.stop()
     assert [s.status_code for s in streams] == [405, 405, 405]

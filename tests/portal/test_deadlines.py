@@ -77,17 +77,18 @@ def server(transactional_db, request):
 
 @pytest.mark.parametrize("server", [{"KB_WEB_CONCURRENCY": "4"}], indirect=True)
 def test_slow_request_bodies_hold_no_page_slot(server):
-    """Six bodies trickling in on a server of four slots: the pages still answer."""
-    slow = [_connect(server, SLOW_BODY) for _ in range(6)]
+    """Twelve bodies trickling in on a server of four slots: the pages still answer (before,
+    four of them held the four slots and the page was answered 503)."""
+    slow = [_connect(server, SLOW_BODY) for _ in range(12)]
     try:
-        _until(lambda: _slots(server).get("arriving") == 6, timeout=10)
+        _until(lambda: _slots(server).get("arriving") == 12, timeout=10)
         page = httpx2.get(server.url + "/login/", timeout=30)
         slots = _slots(server)
     finally:
         for sock in slow:
             sock.close()
     assert page.status_code == 200, page.text
-    assert slots["arriving"] == 6 and slots["pages"] == {"in_use": 0, "limit": 4}
+    assert slots["arriving"] == 12 and slots["pages"] == {"in_use": 0, "limit": 4}
 
 
 @pytest.mark.parametrize(
