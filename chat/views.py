@@ -21,7 +21,7 @@ from chat.models import AssistantProfile, ChatSettings, Conversation, Message
 from chat.pipeline import claim, start_message, stream_answer, take_over
 from chat.pipeline.guard import chat_enabled
 from portal import audit
-from portal.capacity import release_connection
+from portal.capacity import claim_stream, release_connection, too_many_streams
 from portal.params import id_param
 from portal.throttle import over_limit
 
@@ -132,6 +132,10 @@ def stream(request: HttpRequest, pk: int) -> StreamingHttpResponse:
         pk=pk,
         conversation__user=request.user,
     )
+    # A stream lasts as long as the answer (or the wait for another stream's answer): one user
+    # holds at most KB_STREAMS_PER_USER of the web process's stream slots (htmx retries later).
+    if not claim_stream(request, request.user.pk):
+        return too_many_streams()
     events = _events(message, request.user, translation.get_language())
     # Under ASGI (uvicorn) hand Django an async iterator, each step run in the request's thread;
     # under WSGI the plain generator streams as it is.
@@ -172,6 +176,7 @@ def _events(message: Message, user, language: str) -> Iterator[bytes]:
                 break
             if time.monotonic() > deadline:
                 break
+            release_connection()  # half a second of waiting must not hold a pooled connection
             time.sleep(0.5)
             yield b": waiting\n\n"
     message.refresh_from_db()

@@ -11,9 +11,15 @@ the rest, and connections of finished threads left open for minutes. Now:
   is closed every ``KB_DB_POOL_IDLE_SECONDS`` (psycopg's pool shrinks one at a time), so after a
   flood the count goes back to idle within about pool size x that period. Only the web server uses it: Celery's prefork
   workers would inherit an open pool across ``fork``; they keep one connection each.
-- **A ceiling** (``CapacityLimit``): at most ``KB_WEB_CONCURRENCY`` requests of a process at
+- **Slots** (``CapacityLimit``): at most ``KB_WEB_CONCURRENCY`` requests of a process at
   once; the next get 503 with ``Retry-After`` at once, before a thread or a connection is
-  taken. ``/healthz`` is not counted (it takes neither; ``portal.health``).
+  taken. A request takes its slot only once its body has arrived: a body sent a byte at a time
+  holds a socket, never a slot (``portal.deadlines`` ends it), where it held one for as long as
+  its sender liked (issue 40). Long-lived streams (the chat's answer events, ``STREAM_PATHS``
+  in the settings) have slots of their own, ``KB_WEB_STREAMS``, so a page never waits behind
+  them, and at most ``KB_STREAMS_PER_USER`` of them are one user's (``claim_stream``, in the
+  view that knows the user). ``/healthz`` is not counted (it takes neither; ``portal.health``)
+  and reports them (``slots_in_use``).
 - **A busy database is a 503** (``server_error``): a request that waited
   ``KB_DB_POOL_TIMEOUT`` s for a connection, or that PostgreSQL refused, is told to come back,
   never answered 500.
@@ -23,14 +29,20 @@ from __future__ import annotations
 
 import json as _json
 import logging
+import re
 import sys
+import threading
+from collections import Counter
 
 from django.conf import settings
 from django.db import OperationalError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.translation import gettext as _
 from django.views import defaults
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from portal import deadlines
+from portal.uploads import declared_length
 
 logger = logging.getLogger(__name__)
 HEALTHZ = "/healthz"
@@ -69,27 +81,163 @@ def busy_message() -> str:
     }
 
 
+class Slots:
+    """This process's slots in use. The counters change on the event loop (one per process);
+    the per-user stream counts also in a view's thread, hence the lock."""
+
+    def __init__(self) -> None:
+        self.pages = 0
+        self.streams = 0
+        self.arriving = 0  # requests whose body is still coming in (they hold no slot)
+        self.page_limit = settings.WEB_CONCURRENCY
+        self.stream_limit = settings.WEB_STREAMS
+        self.per_user: Counter[object] = Counter()
+        self.lock = threading.Lock()
+
+
+SLOTS = Slots()
+STREAM_TICKET = "knowledge_belt.stream"  # the ASGI scope key of a stream's StreamTicket
+
+
+class StreamTicket:
+    """A stream request's claim on one of its user's stream places, given back when the request
+    ends, however it ends (``CapacityLimit`` holds it; the view names the user)."""
+
+    def __init__(self, slots: Slots) -> None:
+        self.slots = slots
+        self.user: object = None
+
+    def claim(self, user_key: object) -> bool:
+        with self.slots.lock:
+            if self.user is not None:
+                return True
+            if self.slots.per_user[user_key] >= settings.STREAMS_PER_USER:
+                return False
+            self.slots.per_user[user_key] += 1
+            self.user = user_key
+            return True
+
+    def release(self) -> None:
+        with self.slots.lock:
+            if self.user is None:
+                return
+            self.slots.per_user[self.user] -= 1
+            if self.slots.per_user[self.user] <= 0:
+                del self.slots.per_user[self.user]
+            self.user = None
+
+
+def claim_stream(request: HttpRequest, user_key: object) -> bool:
+    """For a view answering with a long-lived stream: take one of ``user_key``'s stream places
+    in this web process; False when the user already has ``KB_STREAMS_PER_USER`` open (answer
+    ``too_many_streams()``). A request not served through ``CapacityLimit`` (the test client, a
+    WSGI server) has no ticket and may always stream."""
+    ticket = getattr(request, "scope", {}).get(STREAM_TICKET)
+    return ticket is None or ticket.claim(user_key)
+
+
+def too_many_streams() -> HttpResponse:
+    message = _("You have too many answers streaming at once; try again in %(seconds)d s.") % {
+        "seconds": settings.RETRY_AFTER_SECONDS
+    }
+    response = HttpResponse(message, status=429, content_type="text/plain; charset=utf-8")
+    response["Retry-After"] = str(settings.RETRY_AFTER_SECONDS)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def slots_in_use() -> dict[str, object]:
+    """This web process's slots, for ``/healthz``: pages and streams in use and their limits,
+    requests whose body is still arriving, open connections and the connections cut by each
+    deadline since the process started (``portal.deadlines``)."""
+    report: dict[str, object] = {
+        "pages": {"in_use": SLOTS.pages, "limit": SLOTS.page_limit},
+        "streams": {"in_use": SLOTS.streams, "limit": SLOTS.stream_limit},
+        "arriving": SLOTS.arriving,
+        "timed_out": {phase: deadlines.cut[phase] for phase in ("head", "body", "send")},
+    }
+    connections = deadlines.open_connections()
+    if connections is not None:
+        report["connections"] = {"open": connections, "limit": settings.WEB_CONNECTIONS}
+    return report
+
+
 class CapacityLimit:
-    """ASGI: at most ``limit`` HTTP requests of this process at once (one event loop per
-    process, so a plain counter is exact); the next are answered 503 with ``Retry-After``."""
+    """ASGI: the slots above (one event loop per process, so plain counters are exact); a
+    request over its kind's limit is answered 503 with ``Retry-After``."""
 
     def __init__(self, app: ASGIApp, limit: int | None = None) -> None:
         self.app = app
-        self.limit = limit or settings.WEB_CONCURRENCY
-        self.running = 0
+        self.slots = SLOTS
+        self.slots.page_limit = limit or settings.WEB_CONCURRENCY
+        self.streams = [re.compile(pattern) for pattern in settings.STREAM_PATHS]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] == HEALTHZ:
             await self.app(scope, receive, send)
             return
-        if self.running >= self.limit:
+        declared = declared_length(scope)
+        if declared is not None and declared > settings.MAX_BODY_KB * 1024:
+            # Refused at once by the size limit (portal.uploads), or a staff upload: either way
+            # the application must see it now, not once the body is in.
+            replay: Receive | None = receive
+        else:
+            replay = await self._body_first(receive)
+        if replay is None:  # gone before its body arrived (or cut: portal.deadlines)
+            return
+        if any(pattern.match(scope["path"]) for pattern in self.streams):
+            await self._stream(scope, replay, send)
+        else:
+            await self._page(scope, replay, send)
+
+    async def _page(self, scope: Scope, receive: Receive, send: Send) -> None:
+        slots = self.slots
+        if slots.pages >= slots.page_limit:
             await _unavailable(send, json=scope["path"].startswith(("/api/", "/mcp")))
             return
-        self.running += 1
+        slots.pages += 1
         try:
             await self.app(scope, receive, send)
         finally:
-            self.running -= 1
+            slots.pages -= 1
+
+    async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
+        slots = self.slots
+        if slots.streams >= slots.stream_limit:
+            await _unavailable(send, json=False)
+            return
+        ticket = StreamTicket(slots)
+        slots.streams += 1
+        try:
+            await self.app({**scope, STREAM_TICKET: ticket}, receive, send)
+        finally:
+            slots.streams -= 1
+            ticket.release()
+
+    async def _body_first(self, receive: Receive) -> Receive | None:
+        """The request's body read before it takes a slot, up to ``KB_MAX_BODY_KB`` (a longer
+        one without a declared length streams on once that much is in, and ``portal.uploads``
+        decides); then handed to the application as it came. None if the client went away
+        meanwhile."""
+        messages: list[Message] = []
+        size = 0
+        self.slots.arriving += 1
+        try:
+            while True:
+                message = await receive()
+                if message["type"] != "http.request":
+                    return None
+                messages.append(message)
+                size += len(message.get("body", b""))
+                if not message.get("more_body", False) or size > settings.MAX_BODY_KB * 1024:
+                    break
+        finally:
+            self.slots.arriving -= 1
+
+        async def replay() -> Message:
+            return messages.pop(0) if messages else await receive()
+
+        return replay
 
 
 async def _unavailable(send: Send, *, json: bool) -> None:

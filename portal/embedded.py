@@ -344,18 +344,43 @@ def redis_server_binary() -> str:
     return found
 
 
-def _redis_pid(layout: EmbeddedLayout) -> int | None:
+def _redis_server(redis_dir: Path) -> tuple[int, int | None] | None:
+    """(pid, port) of the Redis serving ``redis_dir``, from its pid file, or None. The file is
+    ours (``start_redis``): the pid, then the port, so every process of the data folder finds
+    the server, whatever its own ``KB_REDIS_PORT``. A pid is believed only for a live Redis
+    working in that folder (``--dir``): a reused pid or another folder's server is not it."""
     try:
-        pid = int((layout.redis_dir / "redis.pid").read_text().strip())
-    except (OSError, ValueError):
+        lines = (redis_dir / "redis.pid").read_text().split()
+        pid = int(lines[0])
+    except (OSError, ValueError, IndexError):
         return None
     try:
         process = psutil.Process(pid)
-        if "redis" in process.name() and process.status() != "zombie":
-            return pid
-    except psutil.Error:
-        pass
-    return None
+        if (
+            "redis" not in process.name()
+            or process.status() == "zombie"
+            or Path(process.cwd()).resolve() != redis_dir.resolve()
+        ):
+            return None
+        if len(lines) > 1 and lines[1].isdigit():
+            return pid, int(lines[1])
+        # A pid file of an older portal names no port: the server's own listening socket does.
+        ports = [c.laddr.port for c in process.net_connections("tcp") if c.status == "LISTEN"]
+        return pid, (ports[0] if ports else None)
+    except (psutil.Error, OSError):
+        return None
+
+
+def running_redis_port(data_dir: Path) -> int | None:
+    """The port of the embedded Redis already serving ``data_dir``, if one runs (the settings
+    take it over ``KB_REDIS_PORT``: never two servers on one data folder)."""
+    server = _redis_server(data_dir / "redis")
+    return server[1] if server else None
+
+
+def _redis_pid(layout: EmbeddedLayout) -> int | None:
+    server = _redis_server(layout.redis_dir)
+    return server[0] if server else None
 
 
 def _redis_answers(port: int, timeout: float = 0.5) -> bool:
@@ -374,6 +399,14 @@ def redis_running(layout: EmbeddedLayout) -> bool:
 def start_redis(layout: EmbeddedLayout) -> None:
     if redis_running(layout):
         return
+    running = _redis_server(layout.redis_dir)
+    if running is not None:
+        # Another port than this process's settings name: they were read before that server
+        # started. A second server would share its files and take over its pid file.
+        raise EmbeddedServiceError(
+            f"the embedded Redis of {layout.data_dir} already runs (pid {running[0]}, port "
+            f"{running[1]}); this process expected port {layout.redis_port}: start it again"
+        )
     if _redis_answers(layout.redis_port):
         raise EmbeddedServiceError(
             f"port {layout.redis_port} on 127.0.0.1 is taken by another Redis; "
@@ -391,8 +424,6 @@ def start_redis(layout: EmbeddedLayout) -> None:
         "yes",
         "--dir",
         str(layout.redis_dir),
-        "--pidfile",
-        str(layout.redis_dir / "redis.pid"),
         "--logfile",
         str(log_file),
         "--daemonize",
@@ -406,14 +437,19 @@ def start_redis(layout: EmbeddedLayout) -> None:
         "",
     ]
     with open(os.devnull, "wb") as devnull:
-        subprocess.Popen(
+        server = subprocess.Popen(
             args,
+            cwd=layout.redis_dir,  # where --dir takes it anyway: _redis_server checks it
             stdout=devnull,
             stderr=devnull,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
             close_fds=True,
         )
+    # Our pid file, not Redis's own (--pidfile writes the pid alone): it names the port too.
+    pid_file = layout.redis_dir / "redis.pid"
+    pid_file.with_suffix(".tmp").write_text(f"{server.pid}\n{layout.redis_port}\n")
+    pid_file.with_suffix(".tmp").replace(pid_file)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         if redis_running(layout):

@@ -30,6 +30,7 @@ from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 from django.utils.module_loading import import_string
 
+from portal.capacity import slots_in_use
 from portal.models import WorkerHeartbeat
 
 logger = logging.getLogger(__name__)
@@ -166,8 +167,9 @@ def as_json(states: dict[str, ServiceState], *, details: bool = True) -> dict[st
 class HealthCheckMiddleware:
     """``GET /healthz`` answered first, before sessions and users: a load balancer's probe (or a
     flood of callers with made-up session cookies) never costs a session lookup, and the answer
-    is the status alone (200 ok / 503 degraded). Staff read each service's state at
-    ``/healthz/services``."""
+    is the status (200 ok / 503 degraded) and this web process's slots in use
+    (``portal.capacity.slots_in_use``), nothing about the services: staff read each service's
+    state at ``/healthz/services``."""
 
     def __init__(self, get_response) -> None:
         self.get_response = get_response
@@ -181,6 +183,9 @@ class HealthCheckMiddleware:
             return response
         states = cached_service_states()
         payload = as_json(states, details=False)
+        # The slots are this web process's load, not a service's state: a full portal is up
+        # (it answers 503 with Retry-After per request), so they never change the status.
+        payload["slots"] = slots_in_use()
         response = JsonResponse(payload, status=200 if payload["status"] == "ok" else 503)
         add_never_cache_headers(response)
         _log_startup(response, states)

@@ -152,6 +152,13 @@ EMBEDDED_POSTGRES = not DATABASE_URL
 REDIS_URL = env_url("REDIS_URL", ("redis", "rediss", "unix"))
 EMBEDDED_REDIS = not REDIS_URL
 EMBEDDED_REDIS_PORT = env_int("KB_REDIS_PORT", 6390, minimum=1, maximum=65535)
+if EMBEDDED_REDIS:
+    # The Redis already serving this data folder wins over KB_REDIS_PORT (./kb manage beside a
+    # ./kb run started with another port): a second server on the folder would share its files
+    # and take over its pid file, and Ctrl-C of ./kb run would then stop the wrong one.
+    from portal.embedded import running_redis_port
+
+    EMBEDDED_REDIS_PORT = running_redis_port(DATA_DIR) or EMBEDDED_REDIS_PORT
 EMBEDDED_FAST_UNSAFE = env_bool("KB_EMBEDDED_FAST_UNSAFE", False)  # tests only: fsync off
 # The embedded server's page cache. PostgreSQL's default (128 MB) holds neither the vectors nor
 # the HNSW graph of 100,000 chunks; with 1 GB one retrieval there is p95 73 ms instead of 119 ms
@@ -337,6 +344,20 @@ DB_WEB_CONNECTIONS = env_int("KB_DB_WEB_CONNECTIONS", 20, minimum=2)
 DB_POOL_TIMEOUT = env_float("KB_DB_POOL_TIMEOUT", 10.0)
 DB_POOL_IDLE_SECONDS = env_int("KB_DB_POOL_IDLE_SECONDS", 10, minimum=1)
 RETRY_AFTER_SECONDS = 5  # what a 503 of a full server tells the client to wait
+# Long-lived streams (the chat's answer events) take slots of their own, KB_WEB_STREAMS per web
+# process, never the pages' KB_WEB_CONCURRENCY; at most KB_STREAMS_PER_USER are one user's.
+# The paths are the chat app's stream URL (chat/urls.py), named here as ASGI_ENDPOINTS are.
+WEB_STREAMS = env_int("KB_WEB_STREAMS", 32, minimum=1)
+STREAMS_PER_USER = env_int("KB_STREAMS_PER_USER", 3, minimum=1)
+STREAM_PATHS = [r"^/chat/messages/\d+/stream/$"]
+# Deadlines of every connection (portal.deadlines): its request head within
+# KB_HEADER_TIMEOUT_SECONDS of its first byte, its body within KB_BODY_TIMEOUT_SECONDS plus its
+# declared length at KB_BODY_MIN_KB_PER_SECOND (then 408); a client that reads nothing of a
+# response for KB_SEND_TIMEOUT_SECONDS is let go. Idle between requests: uvicorn's keep-alive.
+HEADER_TIMEOUT_SECONDS = env_int("KB_HEADER_TIMEOUT_SECONDS", 10, minimum=1)
+BODY_TIMEOUT_SECONDS = env_int("KB_BODY_TIMEOUT_SECONDS", 30, minimum=1)
+BODY_MIN_KB_PER_SECOND = env_int("KB_BODY_MIN_KB_PER_SECOND", 64, minimum=1)
+SEND_TIMEOUT_SECONDS = env_int("KB_SEND_TIMEOUT_SECONDS", 60, minimum=1)
 
 # --- MCP for coding agents (manage.py mcp on stdio, /mcp over HTTP) ---------------------------
 # The portal's address as people open it; links in MCP results are built on it. Empty: the

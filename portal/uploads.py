@@ -133,7 +133,7 @@ class RequestSizeLimitASGIMiddleware:
             await self.app(scope, receive, send)
             return
         limit = settings.MAX_BODY_KB * 1024
-        declared = _content_length(scope)
+        declared = declared_length(scope)
         if scope.get("path") in UPLOAD_PATHS and (declared is None or declared > limit):
             cookie = _header(scope, b"cookie")
             key = _session_key(cookie) if cookie else None
@@ -174,7 +174,8 @@ def _header(scope: Scope, wanted: bytes) -> str:
     return ""
 
 
-def _content_length(scope: Scope) -> int | None:
+def declared_length(scope: Scope) -> int | None:
+    """The request's ``Content-Length``, or None (none, or not a number)."""
     value = _header(scope, b"content-length")
     if not value:
         return None

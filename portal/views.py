@@ -12,6 +12,7 @@ from django_htmx.middleware import HtmxDetails
 
 from portal import audit
 from portal.api_auth import create_token, revoke_token
+from portal.capacity import slots_in_use
 from portal.health import as_json, cached_service_states
 from portal.i18n import preferred_language
 from portal.models import ApiToken
@@ -29,6 +30,7 @@ def health_services(request: HttpRequest) -> JsonResponse:
     shared check as ``/healthz`` (which ``portal.health.HealthCheckMiddleware`` answers before
     any session is read)."""
     payload = as_json(cached_service_states(), details=True)
+    payload["slots"] = slots_in_use()
     return JsonResponse(payload, status=200 if payload["status"] == "ok" else 503)
 
 

@@ -288,7 +288,11 @@ class PortalServer:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        self._wait()
+        try:
+            self._wait()
+        except BaseException:
+            self.stop()  # a server that starts after the wait gave up must not be left running
+            raise
 
     def _wait(self, timeout: float = 60) -> None:
         import urllib.request

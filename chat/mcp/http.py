@@ -51,6 +51,14 @@ class McpEndpoint:
         self._starting = asyncio.Lock()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] == "GET":
+            # A GET opens an event stream for what the server sends unasked. This server is
+            # stateless and answers in JSON: it never sends anything there (the SDK's clients
+            # open one only within a session, which it never starts), and each idle stream held
+            # a request slot for as long as its client liked. The protocol's answer for "no
+            # stream here" is 405.
+            await _no_stream(scope, receive, send)
+            return
         caller = await _authenticated(Request(scope))
         if isinstance(caller, Response):
             await caller(scope, receive, send)
@@ -81,6 +89,12 @@ class McpEndpoint:
                 await started.wait()
                 self._manager = manager
         return self._manager
+
+
+async def _no_stream(scope: Scope, receive: Receive, send: Send) -> None:
+    message = "This MCP endpoint opens no event stream: send requests with POST."
+    headers = {"Allow": "POST", **NO_STORE}
+    await JSONResponse({"error": message}, status_code=405, headers=headers)(scope, receive, send)
 
 
 def _no_store(send: Send) -> Send:

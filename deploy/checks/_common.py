@@ -136,12 +136,19 @@ class Portal:
     cookies are Secure and the client talks plain HTTP to the web server behind the proxy),
     the CSRF token from the cookie, forms posted the way the pages post them."""
 
-    def __init__(self, base_url: str, *, behind_tls_proxy: bool = False) -> None:
-        headers = {"X-Forwarded-Proto": "https"} if behind_tls_proxy else {}
+    def __init__(
+        self, base_url: str, *, behind_tls_proxy: bool = False, verify: Any = True
+    ) -> None:
+        # Plain HTTP to a web server behind a TLS proxy says so as the proxy would; through the
+        # proxy itself (https://) the proxy says it.
+        https = base_url.startswith("https://")
+        headers = {"X-Forwarded-Proto": "https"} if behind_tls_proxy and not https else {}
         self.base_url = base_url.rstrip("/")
-        self.http = httpx2.Client(base_url=self.base_url, headers=headers, timeout=120)
+        self.http = httpx2.Client(
+            base_url=self.base_url, headers=headers, timeout=120, verify=verify
+        )
         self.cookies: dict[str, str] = {}
-        self.https = behind_tls_proxy
+        self.https = behind_tls_proxy or https
 
     def _remember(self, response: httpx2.Response) -> httpx2.Response:
         for header in response.headers.get_list("set-cookie"):

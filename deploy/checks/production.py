@@ -12,9 +12,14 @@ What an operator does on a server, on loopback:
    unit's ``ExecStartPre`` lines (``migrate``, ``collectstatic``) and ``check --deploy``, clean;
 4. start the web server (two workers), one Celery worker per queue and the beat **with the
    command lines read from ``deploy/systemd/*.service``**, so the units cannot drift;
-5. upload a DOCX through the upload page, wait until it is ingested, ask about it through the
+5. put Debian's nginx in front with the shipped ``deploy/nginx/knowledge-belt.conf`` (TLS with a
+   certificate made for the check; only the listen addresses, the upstream's port and the
+   certificate's paths replaced) and do everything below through it, as people reach a portal;
+6. upload a DOCX through the upload page, wait until it is ingested, ask about it through the
    JSON API (answered with that document as its source), see every service up on the staff
-   ``/healthz``; stop everything with SIGTERM (as systemd does) and see it all end.
+   ``/healthz``; hold as many slow request bodies as the proxy allows one address and see the
+   proxy refuse one more while the web server holds none of them (no slot, nothing arriving);
+   stop everything with SIGTERM (as systemd does) and see it all end.
 
 ``python deploy/checks/production.py [--source TREE] [--keep]``: ``--source`` builds the wheel
 from another tree (to show the check failing on a wheel without its templates, say).
@@ -32,6 +37,8 @@ import secrets
 import shlex
 import shutil
 import signal
+import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -40,6 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import httpx2  # noqa: E402
 from _common import (  # noqa: E402
     REPO,
     CheckFailed,
@@ -58,6 +66,7 @@ from _common import (  # noqa: E402
 )
 
 UNITS = REPO / "deploy" / "systemd"
+PROXY_CONF = REPO / "deploy" / "nginx" / "knowledge-belt.conf"
 UNIT_HOME = "/srv/kb"  # the units' WorkingDirectory and virtual environment's home
 QUEUES = ("ingest", "sync", "default")
 PG_USER = "embedded_postgres"  # PostgreSQL refuses to run as root: the check's server runs as it
@@ -251,6 +260,137 @@ def start_redis(folder: Path, port: int) -> tuple[subprocess.Popen, str]:
     return process, f"redis://127.0.0.1:{port}/0"
 
 
+# --- the proxy ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Proxy:
+    process: subprocess.Popen
+    url: str
+    port: int
+    tls: ssl.SSLContext  # trusts the check's own certificate
+    per_address: int  # the shipped limit_conn of one client address
+
+
+def make_certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (what a company's own authority would sign)."""
+    cert, key = folder / "proxy.pem", folder / "proxy.key"
+    done = subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode:
+        raise CheckFailed(f"openssl could not make a certificate: {done.stderr[-500:]}")
+    return cert, key
+
+
+def proxy_config(
+    shipped: str, *, https: int, http: int, upstream: int, cert: Path, key: Path
+) -> str:
+    """The shipped server configuration with this machine's ports and certificate, and nothing
+    else changed (each replaced line must be there exactly once: the file cannot drift)."""
+    replacements = {
+        "listen 443 ssl;": f"listen 127.0.0.1:{https} ssl;",
+        "listen 80;": f"listen 127.0.0.1:{http};",
+        "server 127.0.0.1:8000;": f"server 127.0.0.1:{upstream};",
+        "/etc/ssl/certs/kb.example.com.pem": str(cert),
+        "/etc/ssl/private/kb.example.com.key": str(key),
+    }
+    for old, new in replacements.items():
+        if shipped.count(old) != 1:
+            raise CheckFailed(f"{PROXY_CONF.name}: expected {old!r} once")
+        shipped = shipped.replace(old, new)
+    return shipped
+
+
+def start_proxy(folder: Path, upstream: int) -> Proxy:
+    """Debian's nginx with the shipped configuration inside a minimal main file of its own
+    (its pid, logs and temporary folders under ``folder``), in the foreground."""
+    binary = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not Path(binary).exists():
+        raise CheckFailed("nginx is not installed (Debian: apt-get install nginx)")
+    folder.mkdir()
+    shipped = PROXY_CONF.read_text()
+    limit = re.search(r"^\s*limit_conn kb_address (\d+);", shipped, re.M)
+    if not limit:
+        raise CheckFailed(f"{PROXY_CONF.name} sets no limit_conn kb_address")
+    cert, key = make_certificate(folder)
+    port = free_port()
+    server = proxy_config(
+        shipped, https=port, http=free_port(), upstream=upstream, cert=cert, key=key
+    )
+    (folder / "knowledge-belt.conf").write_text(server)
+    temp = "\n".join(
+        f"    {kind}_temp_path {folder / kind};"
+        for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
+    main = folder / "nginx.conf"
+    main.write_text(
+        f"daemon off;\nworker_processes 1;\npid {folder / 'nginx.pid'};\n"
+        f"error_log {folder / 'error.log'} warn;\nevents {{ worker_connections 1024; }}\n"
+        f"http {{\n    access_log {folder / 'access.log'};\n{temp}\n"
+        f"    include {folder / 'knowledge-belt.conf'};\n}}\n"
+    )
+    command = [binary, "-p", str(folder), "-e", str(folder / "error.log"), "-c", str(main)]
+    tested = subprocess.run([*command, "-t"], capture_output=True, text=True, check=False)
+    if tested.returncode:
+        raise CheckFailed(f"nginx -t refused the configuration: {tested.stderr[-800:]}")
+    process = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL)
+    tls = ssl.create_default_context(cafile=str(cert))
+    return Proxy(process, f"https://127.0.0.1:{port}", port, tls, int(limit[1]))
+
+
+SLOW_BODY = (
+    b"POST /login/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    b"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\nu"
+)
+
+
+def check_slow_clients(proxy: Proxy, web_url: str) -> None:
+    """As many slow bodies as one address may hold open: the proxy refuses the next connection
+    (503) and the web server behind it holds none of them (the proxy reads bodies first)."""
+
+    def sign_in_page() -> int:  # anonymous: a signed-in visit is redirected
+        return httpx2.get(proxy.url + "/login/", verify=proxy.tls, timeout=30).status_code
+
+    held: list[ssl.SSLSocket] = []
+    try:
+        for _ in range(proxy.per_address):
+            raw = socket.create_connection(("127.0.0.1", proxy.port), timeout=30)
+            sock = proxy.tls.wrap_socket(raw, server_hostname="127.0.0.1")
+            sock.sendall(SLOW_BODY)
+            held.append(sock)
+        wait_for("one connection more refused", lambda: sign_in_page() == 503, 30)
+        slots = httpx2.get(web_url + "/healthz", timeout=30).json()["slots"]
+        if slots["arriving"] or slots["pages"]["in_use"]:
+            raise CheckFailed(f"the web server holds slow bodies the proxy should: {slots}")
+        say(f"  {len(held)} slow bodies held by the proxy, one more refused; web server: {slots}")
+    finally:
+        for sock in held:
+            with contextlib.suppress(OSError):
+                sock.close()
+    wait_for("the sign-in page again", lambda: sign_in_page() == 200, 30)
+
+
 # --- the portal --------------------------------------------------------------------------------
 
 
@@ -399,6 +539,7 @@ def run_check(source: Path, keep: bool) -> None:
     home = workdir / "srv"
     home.mkdir()
     redis_process = None
+    proxy: Proxy | None = None
     started: list[Started] = []
     pg_folder = workdir / "postgres"
     try:
@@ -418,6 +559,7 @@ def run_check(source: Path, keep: bool) -> None:
             DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
             KB_SECURE="1",
             KB_ALLOWED_HOSTS="127.0.0.1,localhost",
+            KB_TRUSTED_PROXIES="127.0.0.1",  # the proxy's X-Forwarded-For names the client
             KB_DEMO="0",
             KB_PORT=str(port),
             KB_WEB_WORKERS="2",
@@ -439,13 +581,17 @@ def run_check(source: Path, keep: bool) -> None:
             run_command([tool, "createsuperuser", "--noinput"], home, env)
         with steps.step("start web (2 workers), a worker per queue and the beat from the units"):
             started = start_services(home, env)
-            portal = Portal(f"http://127.0.0.1:{port}", behind_tls_proxy=True)
+        with steps.step("nginx in front with deploy/nginx/knowledge-belt.conf (TLS)"):
+            proxy = start_proxy(workdir / "nginx", port)
+            portal = Portal(proxy.url, verify=proxy.tls)
 
             def healthy() -> bool:
                 exited(started)
+                if proxy.process.poll() is not None:
+                    raise CheckFailed(f"nginx exited with {proxy.process.returncode}")
                 return portal.healthz()["status"] == "ok"
 
-            wait_for("/healthz ok", healthy, 180)
+            wait_for("/healthz ok through the proxy", healthy, 180)
         with steps.step("sign in; upload a DOCX through the upload page; it is ingested"):
             portal.sign_in("operator", admin_password)
             docx_path = workdir / "backup-rules.docx"
@@ -479,6 +625,8 @@ def run_check(source: Path, keep: bool) -> None:
                 raise CheckFailed(f"not every service is up: {services}")
             if services["workers"]["detail"] != f"{len(QUEUES)} worker(s)":
                 raise CheckFailed(f"expected a worker per queue: {services['workers']}")
+        with steps.step("the proxy holds slow request bodies, one address at most its limit"):
+            check_slow_clients(proxy, f"http://127.0.0.1:{port}")
         with steps.step("SIGTERM stops the web server, the workers and the beat cleanly"):
             stop_services(started, home)
             started = []
@@ -487,6 +635,9 @@ def run_check(source: Path, keep: bool) -> None:
         for item in started:
             with contextlib.suppress(Exception):
                 stop_process_group(item.process, signal.SIGKILL, wait=10)
+        if proxy is not None:
+            with contextlib.suppress(Exception):
+                stop_process_group(proxy.process, signal.SIGQUIT, wait=20)  # nginx: graceful
         if redis_process is not None:
             with contextlib.suppress(Exception):
                 stop_process_group(redis_process, signal.SIGTERM, wait=20)

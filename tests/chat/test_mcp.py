@@ -4,6 +4,7 @@ as a child process) and over streamable HTTP at /mcp of the real web server, wit
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 import sys
 
@@ -249,3 +250,32 @@ def test_ask_wiki_answers_from_the_wiki_when_the_question_names_a_specification(
     wiki = call_tool(bob, "ask_wiki", {"question": question}, base_url="")
     assert wiki["refused"] is False and wiki["sources"]
     assert {s["document_id"] for s in wiki["sources"]} <= wiki_document_ids()
+
+
+@other_process
+def test_an_event_stream_get_is_refused_at_once_and_holds_no_slot(bob):
+    """Issue 40, row 2: idle ``GET /mcp`` streams of one token held every request slot. The
+    server is stateless and answers in JSON: it has no stream to offer, and says so (405)."""
+    _, token = create_token(bob, "agent")
+    server = PortalServer(KB_WEB_CONCURRENCY="2")
+    headers = {"Accept": "text/event-stream", "Authorization": f"Bearer {token}"}
+    try:
+        with (
+            httpx2.Client(base_url=server.url, timeout=30) as http,
+            contextlib.ExitStack() as open_,
+        ):
+            # Opened as streams and left open, as the attack held them (a plain get would wait
+            # for the end of a stream that never ends).
+            streams = [
+                open_.enter_context(http.stream("GET", "/mcp", headers=headers)) for _ in range(3)
+            ]
+            page = http.get("/login/")
+            slots = http.get("/healthz").json().get("slots", {})
+            if streams[0].status_code == 405:
+                streams[0].read()  # an answer, not a stream: its body is all there
+    finally:
+        server.stop()
+    assert [s.status_code for s in streams] == [405, 405, 405]
+    assert streams[0].headers["allow"] == "POST" and "POST" in streams[0].json()["error"]
+    assert "no-store" in streams[0].headers["cache-control"]
+    assert page.status_code == 200 and slots["pages"]["in_use"] == 0

@@ -150,7 +150,7 @@ def test_healthz_reads_no_session_even_with_a_session_cookie(
     client.cookies["sessionid"] = secrets.token_hex(16)
     with django_assert_num_queries(0):
         response = client.get("/healthz")
-    assert response.json() == {"status": response.json()["status"]}
+    assert set(response.json()) == {"status", "slots"}  # no service's details
     assert "no-cache" in response["Cache-Control"] or "no-store" in response["Cache-Control"]
     forget_cached_states()
 
@@ -179,8 +179,11 @@ def test_the_deployed_command_lines_carry_the_run_commands_bounds():
     unit_args = expand(unit.start, home=Path("/srv/kb"), env=unit.environment)
     assert unit_args[:4] == ["/srv/kb/.venv/bin/python", "-m", "uvicorn", "portal.asgi:application"]
     compose = Path(ROOT, "deploy/docker-compose.yml").read_text()
-    for flag in ("--no-proxy-headers", "--limit-concurrency"):
+    for flag in ("--no-proxy-headers", "--limit-concurrency", "--http", "--ws"):
         assert flag in ours and flag in unit_args and f'"{flag}"' in compose
+    for flag in ("--http", "--ws"):  # the deadlines' protocol, no WebSocket
+        assert unit_args[unit_args.index(flag) + 1] == ours[ours.index(flag) + 1]
+    assert ours[ours.index("--http") + 1] == "portal.deadlines:DeadlineProtocol"
     assert "--proxy-headers" not in unit_args and '"--proxy-headers"' not in compose
     limit = unit_args[unit_args.index("--limit-concurrency") + 1]
     assert limit == ours[ours.index("--limit-concurrency") + 1]  # KB_WEB_CONNECTIONS' default

@@ -111,3 +111,23 @@ def test_units_defaults_are_written_where_systemd_reads_them():
             for name in re.findall(r"\$\{(\w+)\}", line):
                 assert name in unit.environment, f"{path.name}: ${{{name}}} has no default"
         assert shlex.split(unit.start)[0].startswith("/srv/kb/.venv/bin/"), path.name
+
+
+def test_the_proxy_configuration_stands_in_front_of_slow_clients():
+    """deploy/nginx: whole requests read before they reach the web server, a deadline between
+    two reads of a head or a body, connections per address limited (the streams' location
+    too: a location's limit_conn replaces the server's), an idle upstream connection closed by
+    nginx before uvicorn's keep-alive would (the production check runs nginx on this file)."""
+    text = (DEPLOY / "nginx" / "knowledge-belt.conf").read_text()
+    directives = re.findall(r"^\s*([a-z_]+)\s+([^;{]*);", text, re.M)
+
+    def values(name: str) -> list[str]:
+        return [value.strip() for key, value in directives if key == name]
+
+    assert values("proxy_request_buffering") == ["on"]
+    for timeout in ("client_header_timeout", "client_body_timeout"):
+        assert values(timeout) and int(values(timeout)[0].rstrip("s")) <= 10
+    assert len([v for v in values("limit_conn") if v.startswith("kb_address ")]) == 2
+    upstream_idle = int(re.search(r"upstream[^}]*keepalive_timeout (\d+)s", text, re.S)[1])
+    web = read_unit(DEPLOY / "systemd" / "kb-web.service").start
+    assert upstream_idle < int(re.search(r"--timeout-keep-alive (\d+)", web)[1])

@@ -98,7 +98,7 @@ def _postgres_pid(data_dir: Path) -> int | None:
 
 def _redis_pid(data_dir: Path) -> int | None:
     pid_file = data_dir / "redis" / "redis.pid"
-    return int(pid_file.read_text().strip()) if pid_file.exists() else None
+    return int(pid_file.read_text().split()[0]) if pid_file.exists() else None  # pid, port
 
 
 def _eventually(predicate, within: float = 90) -> bool:

@@ -91,10 +91,11 @@ def test_embedded_postgresql_runs_with_the_configured_page_cache(db, settings):
         assert cursor.fetchone()[0] == settings.EMBEDDED_PG_SHARED_BUFFERS_MB == 1024
 
 
-def test_healthz_needs_no_login_and_reveals_nothing_but_the_status(client, db):
+def test_healthz_needs_no_login_and_reveals_nothing_but_the_status_and_the_slots(client, db):
     response = client.get("/healthz")
     assert response.status_code in (200, 503)
-    assert set(response.json()) == {"status"}
+    assert set(response.json()) == {"status", "slots"}
+    assert set(response.json()["slots"]) == {"pages", "streams", "arriving", "timed_out"}
 
 
 def _manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:

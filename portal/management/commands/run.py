@@ -39,6 +39,7 @@ KEEP_ALIVE_SECONDS = 75
 # A process that dies this many times within this many seconds is not started again.
 RESTART_LIMIT = 5
 RESTART_WINDOW_SECONDS = 120
+DEADLINE_PROTOCOL = "portal.deadlines:DeadlineProtocol"
 
 
 def _die_with_parent() -> None:
@@ -87,6 +88,13 @@ def web_command(host: str, port: int) -> list[str]:
         # portal.capacity, 503 with Retry-After) answers long before a flood reaches it.
         "--limit-concurrency",
         str(settings.WEB_CONNECTIONS),
+        # uvicorn's HTTP/1.1 with a deadline on a request's head and body and on a client that
+        # stops reading (portal.deadlines): uvicorn itself waits for them as long as they like.
+        "--http",
+        DEADLINE_PROTOCOL,
+        # The portal serves no WebSocket: an upgrade request is an ordinary request.
+        "--ws",
+        "none",
     ]
 
 
