@@ -155,8 +155,40 @@ def best_quote(question: str, text: str, limit: int = 450) -> str:
     found = units(text)
     if not found:
         return text[:limit]
-    scored = _score_units(Asked.of(read(question)), 0, found)
+    asked = Asked.of(read(question))
+    scored = _score_units(asked, 0, found)
+    rows = [s for s in scored if s.unit.table]
+    if rows and len(rows) * 2 >= len(scored):
+        return _render(_table_rows(asked, rows, limit), heading="")
     return _render(_choose(scored, limit, lead=None), heading="")
+
+
+def _table_rows(asked: Asked, rows: list[Scored], limit: int) -> list[Scored]:
+    """A table's quote: its rows within twice ``limit`` characters (rows are short and the
+    header and caption say what they are), in the table's order. Only the rows labelled with
+    the thing the question names when some are; else, when a row holds more of the question's
+    words than the caption and header do, the rows holding at least ``KEEP`` of the best one's
+    relevance; a question the caption and header answer ("which parameters does it take") is
+    about the whole table, its first rows."""
+    ranked = sorted(rows, key=lambda s: (-s.score, s.unit.order))
+    labelled = [s for s in ranked if s.labelled]
+    first = rows[0].unit
+    given = asked.coverage(Unit(0, " ".join([first.caption, *first.head]), "").lemmas())
+    if labelled:
+        ranked = labelled
+    elif ranked[0].words > given:
+        floor = KEEP * ranked[0].relevance
+        ranked = [s for s in ranked if s.relevance >= floor]
+    else:
+        ranked = sorted(rows, key=lambda s: s.unit.order)
+    kept: list[Scored] = []
+    used = 0
+    for item in ranked:
+        if kept and used + len(item.unit.row) > 2 * limit:
+            break
+        kept.append(item)
+        used += len(item.unit.row)
+    return sorted(kept, key=lambda s: s.unit.order)
 
 
 def extractive_answer(
@@ -301,6 +333,7 @@ def _render(chosen: list[Scored], *, heading: str) -> str:
     blocks: list[str] = []
     prose: list[str] = []
     table: list[str] = []
+    head: list[str] | None = None  # the header rows of the table being written
     said = {heading.casefold()} if heading else set()
     for item in chosen:
         unit = item.unit
@@ -308,13 +341,14 @@ def _render(chosen: list[Scored], *, heading: str) -> str:
             if prose:
                 blocks.append("\n".join("> " + p for p in " ".join(prose).splitlines()))
                 prose = []
-            if table[: len(unit.head)] != list(unit.head):
+            if not table or head != list(unit.head):
                 if table:
                     blocks.append("\n".join(table))
+                head = list(unit.head)
+                table = list(head)
                 if unit.caption and unit.caption.casefold() not in said:
-                    blocks.append(unit.caption)
+                    table.insert(0, unit.caption)  # the line above its table, as it was read
                     said.add(unit.caption.casefold())
-                table = list(unit.head)
             table.append(unit.row)
             continue
         if table:
