@@ -127,7 +127,7 @@ class EvalResult(models.Model):
         null=True, blank=True, help_text=_("Rank of the first source from a gold document.")
     )
     pair = models.CharField(
-        max_length=10, blank=True, help_text=_("Version questions: exact/other/none")
+        max_length=20, blank=True, help_text=_("Version questions: exact/other/none/missing said")
     )
     citations_valid = models.BooleanField(default=True)
     gold_cited = models.BooleanField(

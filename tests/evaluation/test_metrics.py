@@ -115,3 +115,22 @@ def test_both_question_formats_are_read_and_a_bad_line_is_named(tmp_path):
         read_files([bad])
     with pytest.raises(CaseError, match="no such file"):
         read_files([tmp_path / "none.jsonl"])
+
+
+@pytest.mark.django_db
+def test_a_missing_version_said_is_stored_with_its_run():
+    """kb_dev2 asks about versions that do not exist: the run stored "missing said" (12
+    characters) in a field of 10 and stopped at its 197th question."""
+    from evaluation.models import EvalResult, EvalRun
+
+    run = EvalRun.objects.create(question_set="versions.jsonl")
+    EvalResult.objects.create(
+        run=run,
+        position=1,
+        case_id="v-1",
+        group="version",
+        question="?",
+        outcome="answered",
+        pair=metrics.version_pair("none", [], [], said_missing=True),
+    )
+    assert run.results.get().pair == "missing said"
