@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from functools import lru_cache
 
 import redis
+from django.conf import settings
 from django.db import transaction
 from kombu.exceptions import OperationalError as QueueUnreachable
 
@@ -45,3 +47,42 @@ def _send(task: str, args: tuple, kwargs: dict, on_failure: Callable[[], object]
         logger.warning("%s%r not queued, the queue is unreachable: %s", task, args, exc)
         if on_failure is not None:
             on_failure()
+
+
+# Seconds a "queued once" mark lasts when its task never runs (lost with a dead broker); the
+# beat's schedule queues such work again meanwhile.
+ONCE_MARK_SECONDS = 600
+
+
+def enqueue_once_on_commit(task: str) -> None:
+    """Send ``task`` (no arguments) when the transaction commits unless one is already waiting
+    in its queue: 309 versions ready one after the other queue one run of a backlog task, not
+    309 runs that each hold a worker for a turn. The task calls ``started_once`` when it starts,
+    so work that arrives while it runs gets one follow-up."""
+    transaction.on_commit(lambda: _send_once(task))
+
+
+def started_once(task: str) -> None:
+    """The waiting run of ``task`` has started: the next ``enqueue_once_on_commit`` queues one."""
+    try:
+        _redis().delete(_once_key(task))
+    except redis.RedisError:
+        logger.warning("%s: its queued mark not cleared, Redis unreachable", task)
+
+
+def _send_once(task: str) -> None:
+    try:
+        first = _redis().set(_once_key(task), 1, nx=True, ex=ONCE_MARK_SECONDS)
+    except redis.RedisError:
+        first = True  # no mark to read: send it, a duplicate only costs a turn
+    if first:
+        _send(task, (), {}, None)
+
+
+def _once_key(task: str) -> str:
+    return f"kb:queued:{task}"
+
+
+@lru_cache(maxsize=1)
+def _redis() -> redis.Redis:
+    return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1, socket_connect_timeout=1)

@@ -12,6 +12,7 @@ from knowledge.ingest.maintenance import requeue_stalled_versions, seconds_until
 from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.second import fill_second_vectors
 from knowledge.models import DocumentVersion, Source
+from knowledge.queue import FILL_SECOND_VECTORS, enqueue_once_on_commit, started_once
 from knowledge.sources.schedule import queue_due_syncs
 from knowledge.sources.sync import sync_source
 from portal.celery import app
@@ -74,14 +75,16 @@ SECOND_VECTORS_TURN = 60
 @app.task(name="knowledge.fill_second_vectors", ignore_result=True, acks_late=True)
 def fill_second_vectors_task() -> int:
     """Give searchable chunks their second vector (``knowledge.ingest.second``), in batches that
-    two workers never share; queued when a version is ready and by the beat."""
+    two workers never share; queued when a version is ready (one run waiting at most) and by
+    the beat."""
+    started_once(FILL_SECOND_VECTORS)
     try:
         done, more = fill_second_vectors(budget=SECOND_VECTORS_TURN)
     except (OperationalError, InterfaceError):
         logger.warning("second vectors: the database went away; the beat queues them again")
         return 0
     if more:
-        fill_second_vectors_task.delay()
+        enqueue_once_on_commit(FILL_SECOND_VECTORS)
     return done
 
 

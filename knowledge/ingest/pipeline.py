@@ -47,7 +47,7 @@ from knowledge.parsing.base import (
     time_budget,
 )
 from knowledge.parsing.registry import parse_document
-from knowledge.queue import FILL_SECOND_VECTORS, enqueue_on_commit
+from knowledge.queue import FILL_SECOND_VECTORS, enqueue_once_on_commit
 from knowledge.vector_index import check_dimensions
 from portal.processes import process_gone, this_process
 
@@ -293,7 +293,7 @@ def finish_version(
         return fail_started(started, exc)
     # The version is searchable now; its chunks' second vectors come after (second.py).
     if settings.SECOND_EMBEDDER != "none":
-        enqueue_on_commit(FILL_SECOND_VECTORS)
+        enqueue_once_on_commit(FILL_SECOND_VECTORS)  # one run waiting at most
     if report is not None:
         report(100, "ready")
     return IngestResult(started.version.pk, "ready", len(started.drafts), timings=started.timings)

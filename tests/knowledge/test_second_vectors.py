@@ -231,3 +231,27 @@ def test_a_chunk_of_links_and_labels_only_is_stored_without_reading_it(e5):
     assert e5.seen == []  # a list of links is never quoted: nothing to read
     stored = ChunkVector.objects.get(chunk__version=version)
     assert not second.unpack(stored.vectors, stored.count).any()
+
+
+@pytest.mark.django_db
+def test_many_versions_ready_queue_one_run_of_the_second_vectors(
+    monkeypatch, django_capture_on_commit_callbacks
+):
+    """Each version ready asks for the second vectors: a knowledge base of 309 versions queued
+    309 runs of a minute each ahead of every later ingest (faults.py: 60 new versions never
+    started within 90 s). One run waits at most; once it starts, new work queues one more."""
+    from knowledge import queue
+
+    sent: list[str] = []
+    monkeypatch.setattr(queue, "_send", lambda task, *_: sent.append(task))
+    queue.started_once(queue.FILL_SECOND_VECTORS)  # no mark left by another test
+    for _ in range(5):  # five versions ready, each in its own transaction
+        with django_capture_on_commit_callbacks(execute=True):
+            queue.enqueue_once_on_commit(queue.FILL_SECOND_VECTORS)
+    assert sent == [queue.FILL_SECOND_VECTORS]
+    queue.started_once(queue.FILL_SECOND_VECTORS)  # the waiting run starts
+    for _ in range(2):
+        with django_capture_on_commit_callbacks(execute=True):
+            queue.enqueue_once_on_commit(queue.FILL_SECOND_VECTORS)
+    assert sent == [queue.FILL_SECOND_VECTORS] * 2
+    queue.started_once(queue.FILL_SECOND_VECTORS)
