@@ -151,9 +151,15 @@ def assert_killed_version_is_invisible(v1: DocumentVersion, v2: DocumentVersion)
         wait_for(lambda: v2.pk in stalled_versions(), timeout=30, what="the stall to show")
 
 
-def assert_completed(v1: DocumentVersion, v2: DocumentVersion, data: bytes, settings) -> None:
+def assert_completed(
+    v1: DocumentVersion,
+    v2: DocumentVersion,
+    data: bytes,
+    settings,
+    attempts: frozenset[int] = frozenset({2}),
+) -> None:
     v2 = wait_ready(v2.pk)
-    assert v2.attempts == 2
+    assert v2.attempts in attempts
     assert chunk_rows(v2) == expected_chunks(data, "handbook.md", settings)
     assert assert_one_whole_set(v1.document_id) == v2.pk
     assert version_of(v1.pk).status == "ready"  # the old version is kept
@@ -177,4 +183,6 @@ def test_worker_killed_mid_ingest_is_completed_by_the_reindex_button(
     client.force_login(alice)
     response = client.post(f"/documents/{v1.document_id}/reindex/")
     assert response.status_code == 302
-    assert_completed(v1, v2, data, settings)
+    # The worker that started takes up what its killed predecessor held; when it did so before
+    # the button was pressed, the reindex starts that run once more (a third attempt).
+    assert_completed(v1, v2, data, settings, attempts=frozenset({2, 3}))
