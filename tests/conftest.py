@@ -15,8 +15,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import kombu.exceptions
 import psutil
 import pytest
+import redis
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -166,7 +168,13 @@ class WorkerProcess:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"worker exited: {self.log_path.read_text()[-2000:]}")
-            replies = app.control.ping(timeout=0.5)
+            # A connection of its own each time: the pool's may lead to a Redis that an earlier
+            # test stopped and started again ("Connection closed by server").
+            try:
+                with app.connection_for_write() as broker:
+                    replies = app.control.ping(timeout=0.5, connection=broker)
+            except (redis.RedisError, kombu.exceptions.OperationalError):
+                continue
             if any(self.name in next(iter(reply)) for reply in replies):
                 return
         raise RuntimeError(f"worker {self.name} did not answer a ping; log: {self.log_path}")
