@@ -12,6 +12,7 @@ the rows so that the beat's recovery sends it once the queue is back.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from functools import lru_cache
 
@@ -68,6 +69,23 @@ def started_once(task: str) -> None:
         _redis().delete(_once_key(task))
     except redis.RedisError:
         logger.warning("%s: its queued mark not cleared, Redis unreachable", task)
+
+
+def take_turn(task: str, seconds: int) -> bool:
+    """Whether this process may run ``task`` now: one process of the deployment at a time, so a
+    backlog task never holds more than one worker process while ingests wait. The turn ends
+    with ``end_turn``, or by itself after ``seconds`` (a process killed mid-turn)."""
+    try:
+        return bool(_redis().set(f"kb:turn:{task}", os.getpid(), nx=True, ex=seconds))
+    except redis.RedisError:
+        return True  # no turn to read: run it, the batches are claimed apart anyway
+
+
+def end_turn(task: str) -> None:
+    try:
+        _redis().delete(f"kb:turn:{task}")
+    except redis.RedisError:
+        logger.warning("%s: its turn not ended, Redis unreachable; it ends by itself", task)
 
 
 def _send_once(task: str) -> None:

@@ -10,9 +10,15 @@ from django.db import InterfaceError, OperationalError
 from knowledge.ingest.dropfolder import sync_drop_folder
 from knowledge.ingest.maintenance import requeue_stalled_versions, seconds_until_stale
 from knowledge.ingest.pipeline import ingest_version
-from knowledge.ingest.second import fill_second_vectors
+from knowledge.ingest.second import fill_second_vectors, progress
 from knowledge.models import DocumentVersion, Source
-from knowledge.queue import FILL_SECOND_VECTORS, enqueue_once_on_commit, started_once
+from knowledge.queue import (
+    FILL_SECOND_VECTORS,
+    end_turn,
+    enqueue_once_on_commit,
+    started_once,
+    take_turn,
+)
 from knowledge.sources.schedule import queue_due_syncs
 from knowledge.sources.sync import sync_source
 from portal.celery import app
@@ -67,23 +73,32 @@ def recover_stalled_versions() -> int:
 
 
 # Seconds one run of the second vectors' task works before it queues its follow-up: a backlog
-# (a new knowledge base, a new model) is filled in turns, and ingests queued meanwhile run
-# between them.
-SECOND_VECTORS_TURN = 60
+# (a new knowledge base, a new model) is filled in turns, one process at a time, and ingests
+# queued meanwhile run beside it and between its turns.
+SECOND_VECTORS_TURN = 30
 
 
 @app.task(name="knowledge.fill_second_vectors", ignore_result=True, acks_late=True)
 def fill_second_vectors_task() -> int:
-    """Give searchable chunks their second vector (``knowledge.ingest.second``), in batches that
-    two workers never share; queued when a version is ready (one run waiting at most) and by
-    the beat."""
+    """Give searchable chunks their second vector (``knowledge.ingest.second``), one process of
+    the deployment at a time (``take_turn``: the other worker processes stay free for ingests
+    and maintenance); queued when a version is ready (one run waiting at most) and by the
+    beat."""
     started_once(FILL_SECOND_VECTORS)
+    if not take_turn(FILL_SECOND_VECTORS, SECOND_VECTORS_TURN + 60):
+        return 0  # another process is filling: its turn queues the next
     try:
-        done, more = fill_second_vectors(budget=SECOND_VECTORS_TURN)
+        try:
+            done, more = fill_second_vectors(budget=SECOND_VECTORS_TURN)
+        finally:
+            end_turn(FILL_SECOND_VECTORS)
+        # Checked again once the turn is over: a version ready while this run found nothing
+        # left queued a run that found the turn still taken.
+        left = progress()
     except (OperationalError, InterfaceError):
         logger.warning("second vectors: the database went away; the beat queues them again")
         return 0
-    if more:
+    if more or (left is not None and not left.complete):
         enqueue_once_on_commit(FILL_SECOND_VECTORS)
     return done
 

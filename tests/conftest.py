@@ -112,6 +112,16 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def _forget_queue_marks() -> None:
+    """A new worker starts from no "queued once" mark and no taken turn: an earlier test's mark
+    outlives the message it stood for when that test purged the queue, and the second vectors
+    would then never be queued within the test (the beat, which sends them anyway, is not run)."""
+    from knowledge import queue
+
+    queue.started_once(queue.FILL_SECOND_VECTORS)
+    queue.end_turn(queue.FILL_SECOND_VECTORS)
+
+
 class WorkerProcess:
     """A real Celery worker process (prefork pool) on the session's Redis and test database."""
 
@@ -127,6 +137,7 @@ class WorkerProcess:
         self.log_path = (log_dir or ARTIFACTS / "logs") / f"worker-{name}.log"
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        _forget_queue_marks()
         self.process = subprocess.Popen(
             [
                 sys.executable,

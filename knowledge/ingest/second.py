@@ -114,7 +114,7 @@ def fill_second_vectors(
         done += filled
         if report is not None:
             report(done)
-    return done, _missing_exists(embedder.model_id)
+    return done, missing_exists(embedder.model_id)
 
 
 def _fill_batch(embedder: Embedder, size: int) -> int | None:
@@ -185,7 +185,7 @@ def _reusable(model_id: str, keys: set[str]) -> dict[str, tuple[bytes, int]]:
     return {key: (bytes(data), count) for key, data, count in rows}
 
 
-def _missing_exists(model_id: str) -> bool:
+def missing_exists(model_id: str) -> bool:
     current = ChunkVector.objects.filter(model_id=model_id, cutting=CUTTING)
     return Chunk.objects.filter(searchable=True).exclude(pk__in=current.values("chunk_id")).exists()
 

@@ -255,3 +255,24 @@ def test_many_versions_ready_queue_one_run_of_the_second_vectors(
             queue.enqueue_once_on_commit(queue.FILL_SECOND_VECTORS)
     assert sent == [queue.FILL_SECOND_VECTORS] * 2
     queue.started_once(queue.FILL_SECOND_VECTORS)
+
+
+@pytest.mark.django_db
+def test_one_process_fills_the_second_vectors_at_a_time():
+    """Two runs at once held both of a worker's processes for their turns, and ingests and the
+    maintenance queue waited (faults.py: the default queue 143 tasks behind)."""
+    from knowledge import queue
+    from knowledge.tasks import fill_second_vectors_task
+
+    task = queue.FILL_SECOND_VECTORS
+    queue.end_turn(task)
+    assert queue.take_turn(task, 60) is True
+    try:
+        assert queue.take_turn(task, 60) is False
+        add_version("# Стенд\n\nСтенд держит нагрузку шесть часов подряд.\n", name="turn.md")
+        assert fill_second_vectors_task() == 0  # another process's turn: nothing done here
+        assert not second.progress().complete
+    finally:
+        queue.end_turn(task)
+    assert queue.take_turn(task, 60) is True
+    queue.end_turn(task)
