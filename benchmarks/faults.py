@@ -475,10 +475,12 @@ class Bench:
             path = self.drop / f"probe-{outcome.name}.md"
             if not path.exists() and time.monotonic() - end >= PROBE_AFTER:
                 path.write_bytes(probe)
-            return _probe_ready(outcome.probe)
+            return db(lambda: _probe_ready(outcome.probe), attempts=2)
 
+        # Through db(): after a PostgreSQL restart this process's connection is broken, and a
+        # query on it would fail on every round ("never" for versions settled within seconds).
         checks = {
-            "versions settled": lambda: not _unsettled(outcome.versions),
+            "versions settled": lambda: not db(lambda: _unsettled(outcome.versions), attempts=2),
             "/healthz 200": lambda: _healthz(self.portal.url) == 200,
             "normal answers": lambda: self._answers_normal(end),
             "drop folder file (dropped 15 s after) ingested": probe_ready,
