@@ -38,7 +38,16 @@ import threading
 import time
 from collections import Counter
 
-from _setup import CORPUS, _free_port, percentile, setup, spawn, teardown, wait_http
+from _setup import (
+    CORPUS,
+    _free_port,
+    percentile,
+    setup,
+    spawn,
+    spawn_beat,
+    teardown,
+    wait_http,
+)
 
 ATTACKERS = 66
 PAGES = ("/login/", "/api/v1/search", "/documents/")
@@ -256,6 +265,7 @@ def main(args: argparse.Namespace) -> None:
     print("web server:", " ".join(command[1:]))
     web = spawn(command[2:], env)  # spawn() runs "python -m ..."
     worker = spawn(["celery", "-A", "portal.celery", "worker", "--concurrency", "1"], env)
+    beat = spawn_beat(env)  # /healthz is 200 only with the beat's tick, as a portal runs
     try:
         wait_http(base + "/healthz", timeout=300)  # a busy machine: the worker starts slowly
         warm(base, users[0])
@@ -285,9 +295,9 @@ def main(args: argparse.Namespace) -> None:
         print(f"  attack sockets open at the end: {still_open}")
         print(f"  /healthz in the middle: {middle}")
     finally:
-        for process in (web, worker):
+        for process in (web, worker, beat):
             os.killpg(process.pid, signal.SIGTERM)
-        for process in (web, worker):
+        for process in (web, worker, beat):
             try:
                 process.wait(60)
             except subprocess.TimeoutExpired:  # a worker's warm shutdown on a busy machine
