@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.utils import translation
 from django.utils.translation import gettext, gettext_noop
 
+from chat.models import ChatSettings
 from knowledge.question.language import detect
 
 REFUSAL_EN = "The documents of the knowledge base do not answer this question."
@@ -96,6 +97,16 @@ _TEXTS = {
 def language_of(text: str) -> str:
     """ "ru" or "en": the one detector of the code base (``knowledge.question.language``)."""
     return detect(text)
+
+
+def refusal_text() -> str:
+    """The staff's refusal (the chat settings): the Russian one."""
+    return ChatSettings.current().refusal_text
+
+
+def refusal(language: str) -> str:
+    """The canonical refusal in ``language`` (the question's): the staff's in Russian."""
+    return refusal_text() if language == "ru" else REFUSAL_EN
 
 
 def say(key: str, language: str, **values: object) -> str:

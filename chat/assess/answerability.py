@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -59,7 +59,7 @@ _CONNECTIVES = {"или", "либо", "чем", "or", "than", "vs", "vs.", "vers
 _COMPARATIVE = re.compile(r"\b(?:или|либо|чем|or|than|vs\.?|versus|против)\b", re.I)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Answerability:
     decision: str  # "answer" | "partial" | "refusal"
     reason: str
@@ -120,28 +120,31 @@ def check(
         meaning=None if meaning is None else round(meaning, 4),
         reading=question.as_dict(),
     )
-    refused = _vocabulary(question, terms, focus, vocabulary, result)
-    if refused:
+    result = _vocabulary(question, terms, focus, vocabulary, result)
+    if result.decision == "refusal":
         return result
     gate = weights().meaning.refuse_below
     if not scoped and meaning is not None and gate and meaning < gate:
-        result.decision = "refusal"
-        result.reason = f"no passage found is close to the question in meaning ({meaning:.3f})"
-        return result
+        return replace(
+            result,
+            decision="refusal",
+            reason=f"no passage found is close to the question in meaning ({meaning:.3f})",
+        )
     texts = [_split(text) for text in _budgeted(evidence)]
     passages = [p for own in texts for p in own]
     matcher = _Matcher(passages)
-    result.focus_found = [f for f in focus if matcher.anywhere(f)]
+    result = replace(result, focus_found=[f for f in focus if matcher.anywhere(f)])
     topic = _topic(question, focus)
     absent = not scoped and bool(topic) and not any(f in result.focus_found for f in topic)
     text = "\n".join(p.text for p in passages)
     # A redacted e-mail or phone ("[phone]") is the asker's, never the documents': not a
     # named thing the evidence must hold.
-    result.named_missing = [
+    named_missing = [
         n
         for n in question.named
         if not PLACEHOLDER.fullmatch(n) and n.casefold() not in common and not _present(n, text)
     ]
+    result = replace(result, named_missing=named_missing)
     if result.named_missing:
         reason = "the documents found do not mention " + ", ".join(result.named_missing)
         return _refusal(result, reason) if absent else _partial(result, reason)
@@ -159,25 +162,27 @@ def check(
             for k in kinds
             if not any(holds_value(p.text, k, asked=question.text) for p in anchors)
         ]
-        result.fact_found = not missing
+        result = replace(result, fact_found=not missing)
         if missing:
-            result.asked = missing[0]
+            result = replace(result, asked=missing[0])
             reason = f"no {missing[0]} stated with the question's words in the documents found"
             return _refusal(result, reason) if absent else _partial(result, reason)
     return result
 
 
-def _vocabulary(question, terms, focus, vocabulary, result: Answerability) -> bool:
-    """Refuse a question the knowledge base has no words for (step 1); True when refused."""
+def _vocabulary(question, terms, focus, vocabulary, result: Answerability) -> Answerability:
+    """Refuse a question the knowledge base has no words for (step 1): ``result`` with the
+    words no document uses and their share, a refusal when the knowledge base lacks them."""
     # Each word counts once, the focus twice: one word no document uses (a colleague's slang,
     # a typo) does not refuse a question; most of them do.
     weights = {t.lemma: 2.0 if t.focus else 1.0 for t in terms}
     total = sum(weights.values())
-    result.unknown = [t.lemma for t in terms if not vocabulary[t.lemma]]
+    result = replace(result, unknown=[t.lemma for t in terms if not vocabulary[t.lemma]])
     if not total:
-        return False
-    result.known_share = round(
-        sum(w for lemma, w in weights.items() if vocabulary[lemma]) / total, 3
+        return result
+    result = replace(
+        result,
+        known_share=round(sum(w for lemma, w in weights.items() if vocabulary[lemma]) / total, 3),
     )
     head = question.focus.lemma
     if (
@@ -187,29 +192,27 @@ def _vocabulary(question, terms, focus, vocabulary, result: Answerability) -> bo
         and question.focus.head >= 0
         and not question.focus.anaphoric
     ):
-        result.decision = "refusal"
-        result.reason = f"the focus «{head}» is in no document"
-        return True
+        return replace(result, decision="refusal", reason=f"the focus «{head}» is in no document")
     if result.known_share < KNOWN_SHARE and len(result.unknown) >= 2:
-        result.decision = "refusal"
-        result.reason = "most of the question's words are in no document: " + ", ".join(
-            result.unknown
+        return replace(
+            result,
+            decision="refusal",
+            reason="most of the question's words are in no document: " + ", ".join(result.unknown),
         )
-        return True
-    return False
+    return result
 
 
 def _refusal(result: Answerability, reason: str) -> Answerability:
     """Not even the focus of the question is in the evidence: it does not speak of it."""
-    result.decision = "refusal"
-    result.reason = reason + "; nor of " + ", ".join(f"«{f}»" for f in result.focus)
-    return result
+    return replace(
+        result,
+        decision="refusal",
+        reason=reason + "; nor of " + ", ".join(f"«{f}»" for f in result.focus),
+    )
 
 
 def _partial(result: Answerability, reason: str) -> Answerability:
-    result.decision = "partial"
-    result.reason = reason
-    return result
+    return replace(result, decision="partial", reason=reason)
 
 
 def windows(texts: Sequence[Sequence[Passage]], size: int = WINDOW) -> list[Passage]:

@@ -205,9 +205,8 @@ def run_search(user, arguments: dict[str, Any], *, base_url: str) -> dict[str, A
     k = arguments.get("k", weights().hits.k)
     if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
         raise ToolError(f"k must be a whole number between 1 and {MAX_K}.")
-    filters = Filters()
-    if source := _optional_text(arguments, "source"):
-        filters.source_ids = [_readable_source(user, source).pk]
+    source = _optional_text(arguments, "source")
+    filters = Filters(source_ids=[_readable_source(user, source).pk] if source else [])
     _throttle(user, "search")
     verdict = moderation.check(query)
     if verdict is not None:  # a prohibited request is not searched either

@@ -10,7 +10,6 @@ from chat.answer.llm import LlmUnavailable, Usage, temperature_for
 from chat.answer.prompting import build_messages
 from chat.models import Message
 from chat.pipeline.events import Event
-from chat.pipeline.guard import refusal_text
 from chat.pipeline.storing import mark_cited, store_sources
 from chat.pipeline.turn import Final, Turn
 from chat.pipeline.versions import diff_sources
@@ -31,7 +30,11 @@ def answer_from_diff(turn: Turn, comparison) -> Generator[Event, None, Final]:
     else:
         profile = turn.message.conversation.profile
         messages = build_messages(
-            turn.question, sources[:1], turn.history, profile=profile, refusal=refusal_text()
+            turn.question,
+            sources[:1],
+            turn.history,
+            profile=profile,
+            refusal=wording.refusal_text(),
         )
         usage = Usage()
         parts: list[str] = []

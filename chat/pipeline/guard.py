@@ -113,7 +113,3 @@ def chat_enabled() -> bool:
         return False
 
     return ChatSettings.current().chat_enabled
-
-
-def refusal_text() -> str:
-    return ChatSettings.current().refusal_text

@@ -8,41 +8,37 @@ from chat.assess import policy
 from chat.assess.answerability import Answerability
 from chat.assess.evidence import words_in_no_document
 from chat.models import Message
-from chat.pipeline.guard import refusal_text
-from chat.pipeline.storing import store_sources
 from chat.pipeline.turn import Final
 
-__all__ = ["no_such_version", "partial_notice", "refusal", "refusal_check", "store_sources"]
+__all__ = ["no_such_version", "partial_notice", "refusal_check"]
 
 
 def refusal_check(result, reading=None) -> Answerability:
     """The answerability record of a refusal decided by the minimum score; with the question's
     reading, also the words of it no document uses (what the journal shows as the why)."""
     best = result.near_misses[0].score if result.near_misses else None
-    check = Answerability(
-        decision="refusal", reason="no passage passed the minimum score", best_score=best
-    )
+    reason, unknown, read = "no passage passed the minimum score", [], {}
     if reading is not None:
         unknown, focus = words_in_no_document(reading, result)
-        check.unknown, check.reading = unknown, reading.as_dict()
+        read = reading.as_dict()
         if focus:
-            check.reason += f"; the focus «{focus}» is in no document"
-    return check
+            reason += f"; the focus «{focus}» is in no document"
+    return Answerability(
+        decision="refusal", reason=reason, best_score=best, unknown=unknown, reading=read
+    )
 
 
-def partial_notice(question: str, sources, check: Answerability) -> str:
-    """ "В документах описано «title» (section), но не указано …" for the best source."""
+def partial_notice(language: str, sources, check: Answerability) -> str:
+    """ "В документах описано «title» (section), но не указано …" for the best source, in
+    ``language`` (the question's, read once: ``Turn.language``)."""
     first = sources[0]
     section = first.heading.split(" › ")[-1] if first.heading else ""
     topic = f"«{first.title}»" + (f" ({section})" if section and section != first.title else "")
-    return wording.partial_notice(
-        wording.language_of(question), topic, check.named_missing, check.asked
-    )
+    return wording.partial_notice(language, topic, check.named_missing, check.asked)
 
 
-def no_such_version(question: str, intent) -> Final:
+def no_such_version(language: str, intent) -> Final:
     """A reference that names no version: say so, with the versions that exist as tiles."""
-    language = wording.language_of(question)
     document = intent.document
     latest = intent.available[-8:][::-1]
     labels = ", ".join(v.display_label for v in latest) + (
@@ -66,8 +62,3 @@ def no_such_version(question: str, intent) -> Final:
         for v in latest[:5]
     )
     return Final(text, Message.Outcome.CLARIFICATION, tiles=tiles, tile_documents=(document.pk,))
-
-
-def refusal(question: str) -> str:
-    """The canonical refusal in the question's language (staff set the Russian one)."""
-    return refusal_text() if wording.language_of(question) == "ru" else wording.REFUSAL_EN

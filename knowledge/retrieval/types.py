@@ -8,9 +8,10 @@ from typing import Any
 from knowledge.retrieval.weights import Fusion, Hits, Prf, Retrieval
 
 
-@dataclass
+@dataclass(frozen=True)
 class Filters:
-    """Restrictions applied in SQL before ranking. Empty lists mean "no restriction"."""
+    """Restrictions applied in SQL before ranking. Empty lists mean "no restriction". Frozen:
+    a step that narrows them makes new ones (``dataclasses.replace``)."""
 
     sections: list[str] = field(default_factory=list)  # "2.1" matches 2.1 and 2.1.*
     block_types: list[str] = field(default_factory=list)
@@ -161,7 +162,7 @@ def _place(stage: str, place: Place | None) -> dict[str, Any]:
     }
 
 
-@dataclass
+@dataclass(frozen=True)
 class SearchResult:
     query: str
     retrieval_query: str  # the question with filter phrases taken out

@@ -47,8 +47,7 @@ def resolve_version_filter(
     latest_per_document: dict[int, DocumentVersion] = {}
     for version in versions:
         latest_per_document[version.document_id] = version
-    filters.version_ids = [v.pk for v in latest_per_document.values()]
-    return filters
+    return replace(filters, version_ids=[v.pk for v in latest_per_document.values()])
 
 
 def resolve_document_filter(

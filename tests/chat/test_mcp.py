@@ -13,8 +13,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from chat.answer.wording import language_of, refusal
 from chat.mcp.tools import call_tool
-from chat.pipeline.outcomes import refusal
 from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.registration import register_file
 from knowledge.models import Document, Source
@@ -122,7 +122,7 @@ def test_stdio_server_answers_as_the_named_user_with_citations_and_plain_refusal
     refused = results["refusal"]
     assert not refused.is_error  # a refusal is an answer, not a failure
     assert refused.structured_content["refused"] is True
-    assert refused.structured_content["answer"] == refusal(OUT_OF_DOMAIN)
+    assert refused.structured_content["answer"] == refusal(language_of(OUT_OF_DOMAIN))
 
     hits = results["search"].structured_content["results"]
     assert 1 <= len(hits) <= 3 and hits[0]["url"].startswith(PUBLIC_URL + "/documents/")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
+from chat.answer.wording import refusal_text
 from chat.models import ChatSettings, Conversation, Message
 from chat.pipeline import answer_now
-from chat.pipeline.guard import refusal_text
 from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.registration import register_file
 from knowledge.models import Source

@@ -23,11 +23,11 @@ from chat.pipeline.turn import Final, Turn
 logger = logging.getLogger(__name__)
 
 
-def extractive(turn: Turn, *, notice: str = "", llm_model: str = "") -> Final:
+def quoted(turn: Turn, *, notice: str = "", llm_model: str = "") -> Final:
     """The best passages quoted with their citations. A partial check puts "described X, but
     not Y" above the nearest passages."""
     partial = turn.check is not None and turn.check.decision == "partial"
-    lead = outcomes.partial_notice(turn.question, turn.sources, turn.check) if partial else ""
+    lead = outcomes.partial_notice(turn.language, turn.sources, turn.check) if partial else ""
     text = extractive_answer(
         turn.question, [s.passage for s in turn.sources], language=turn.language, notice=lead
     )
@@ -41,13 +41,13 @@ def extractive(turn: Turn, *, notice: str = "", llm_model: str = "") -> Final:
     )
 
 
-def generate(turn: Turn) -> Generator[Event, None, Final]:
+def generated(turn: Turn) -> Generator[Event, None, Final]:
     """The LLM's answer from the sources (fenced as data), streamed; citations outside the
     sources removed, a refusal in its words made the canonical sentence, figures and names no
     cited source holds marked. The LLM down: the extractive answer, with a notice."""
     llm = turn.llm
     profile = turn.message.conversation.profile
-    refusal = outcomes.refusal(turn.question)
+    refusal = wording.refusal(turn.language)
     messages = build_messages(
         turn.question, turn.sources, turn.history, profile=profile, refusal=refusal
     )
@@ -62,7 +62,7 @@ def generate(turn: Turn) -> Generator[Event, None, Final]:
             yield Event("token", token)
     except LlmUnavailable as exc:
         notice = wording.say("llm_down", turn.language, error=exc)
-        return extractive(turn, notice=notice, llm_model=llm.model_id)
+        return quoted(turn, notice=notice, llm_model=llm.model_id)
     turn.lap("llm_ms", tick)
     text, removed = clean_citations("".join(parts).strip(), len(turn.sources))
     outcome = policy.classify(text, refusal=refusal, llm=llm)
@@ -76,7 +76,7 @@ def generate(turn: Turn) -> Generator[Event, None, Final]:
         if unsupported or turn.check.decision == "partial":
             outcome = "partial"
         if turn.check.decision == "partial":
-            notice = outcomes.partial_notice(turn.question, turn.sources, turn.check)
+            notice = outcomes.partial_notice(turn.language, turn.sources, turn.check)
         turn.unsupported = unsupported
     else:
         text = refusal  # one canonical sentence, so refusals can be counted
