@@ -167,3 +167,25 @@ def test_run_command_starts_serves_login_and_ctrl_c_leaves_nothing_behind(tmp_pa
         assert "Выйти" in _login(again.url, "admin", "first-admin-pass-42")
     finally:
         again.ctrl_c()
+
+
+def test_a_child_killed_at_the_stop_deadline_takes_its_own_children_with_it():
+    """A worker that does not stop in time is killed with its pool: a pool process left alone
+    (busy with a batch of second vectors) held a lease on PostgreSQL and Redis, and ./kb run
+    left both running (the first-run check: 'processes left behind')."""
+    from portal.management.commands.run import kill_tree
+
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, time; subprocess.Popen(['sleep', '300']); time.sleep(300)",
+        ]
+    )
+    deadline = time.monotonic() + 30
+    while not psutil.Process(parent.pid).children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (pool,) = psutil.Process(parent.pid).children()
+    kill_tree(parent)
+    assert parent.poll() is not None
+    assert not pool.is_running() or pool.status() == psutil.STATUS_ZOMBIE

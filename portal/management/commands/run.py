@@ -22,6 +22,7 @@ import time
 import urllib.request
 from typing import Any
 
+import psutil
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
@@ -273,10 +274,26 @@ class Command(BaseCommand):
                 # The worker's warm shutdown waits for a running ingest; the task is acked late,
                 # so killing it here only means it runs again on the next start.
                 self.stderr.write(f"the {name} process did not stop in time; killing it")
-                process.kill()
-                process.wait()
+                kill_tree(process)
         # Releasing the lease stops Redis and PostgreSQL if nobody else uses them.
         connections.close_all()
         if settings.EMBEDDED_POSTGRES or settings.EMBEDDED_REDIS:
             release(embedded_layout())
         self._say("Stopped.")
+
+
+def kill_tree(process: subprocess.Popen) -> None:
+    """SIGKILL a child process and every process under it, and wait for them. A worker killed
+    alone leaves its pool running (a process busy with a batch of second vectors): each holds
+    a lease on the embedded services, so the last release finds one and stops neither
+    PostgreSQL nor Redis, and they outlive ./kb run."""
+    try:
+        tree = psutil.Process(process.pid).children(recursive=True)
+    except psutil.Error:
+        tree = []
+    process.kill()
+    for child in tree:
+        with contextlib.suppress(psutil.Error):
+            child.kill()
+    process.wait()
+    psutil.wait_procs(tree, timeout=10)
