@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, replace
 
 from knowledge.question.nlp import lemma
+from knowledge.question.words import POINTING_BACK
 from knowledge.tables import markdown_cells
 
 # The version of the rules below: raised whenever they cut a text (or choose what the model
@@ -65,6 +66,12 @@ class Unit:
             head = head or (self.head[0] if self.head else "")
             return "\n".join(x for x in (self.caption, head, self.row) if x)
         return f"{self.heading}: {self.text}" if self.heading else self.text
+
+    @property
+    def points_back(self) -> bool:
+        """A sentence that leans on the one before it ("… с этими тремя фильтрами"): a
+        demonstrative (``POINTING_BACK``) among its words."""
+        return not self.table and bool(self.lemmas() & POINTING_BACK)
 
     @property
     def asks(self) -> bool:

@@ -9,12 +9,17 @@ and the best one, from whichever passage holds it, is quoted first with its own 
 passages follow in their order, each quoted by its best units within a share of the length
 (the passage holding the fact gets the largest). A sentence the document asks itself ("Кто
 пишет критерии приемки?") passes its score to the one after it, which answers it; a unit under
-a sub-heading of the passage is quoted with that heading ("**Common Coupling:** …").
+a sub-heading of the passage is quoted with that heading ("**Common Coupling:** …"); one that
+leans on the sentences before it ("… с этими тремя фильтрами") is quoted with them. A question
+word weighs by its rarity among the units read, and a table row labelled with the name its
+table's caption already says (a class's constructor) is not taken for the row asked.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from chat.answer import wording
@@ -32,6 +37,11 @@ LEAD_SHARE = 0.55  # of LENGTH, for the passage holding the asked fact
 PASSAGES_READ = 8  # the best passages whose units may lead the answer or be quoted
 KEEP = 0.6  # of the first unit's relevance, what another unit of the passage needs to be quoted
 UNITS = 6  # units quoted of one passage at most
+BACK = 2  # sentences before the first quoted, at most, when each leans on the one before it
+# How much a question word's rarity among the units read weighs (BM25's idf to this power,
+# over its mean for the question's words): answers.py offline on kb_dev, key fact shown
+# any / all: 0 -> 35 / 31, 0.5 -> 36 / 32, 1 -> 36 / 31, 2 -> 37 / 31 of 70.
+RARITY = 0.5
 VALUE_LEAD = 0.5  # of the best unit's relevance, what one stating the asked value needs to lead
 
 
@@ -73,6 +83,25 @@ class Asked:
         )
         kinds = tuple(k for k in question.kinds if checkable(k))
         return cls(weights, named, kinds, question.text)
+
+    def weighed_among(self, found: Sequence[Sequence[Unit]]) -> Asked:
+        """The question's words weighed by their rarity among the units read (BM25's idf over
+        those units, to the power ``RARITY``, over its mean): a word every unit holds says
+        little about which one answers; a word one unit holds, much."""
+        every = [unit.lemmas() for own in found for unit in own]
+        if not every or not self.weights:
+            return self
+        n = len(every)
+        idf = {
+            term: math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            for term in self.weights
+            for df in [sum(term in lemmas for lemmas in every)]
+        }
+        mean = sum(idf.values()) / len(idf)
+        if mean <= 0:
+            return self
+        weights = {t: w * (idf[t] / mean) ** RARITY for t, w in self.weights.items()}
+        return replace(self, weights=weights)
 
     def coverage(self, lemmas: frozenset[str]) -> float:
         total = sum(self.weights.values())
@@ -132,7 +161,13 @@ def _label_named(unit: Unit, asked: Asked) -> float:
     """A table row labelled with what the question names ("поле Link": the row "| Link |
     …"): such a row is what is asked about, more than rows sharing its words."""
     label = next((c for c in markdown_cells(unit.row) if c), "").casefold()
-    return 0.25 if label and any(n == label or n in label.split() for n in asked.named) else 0.0
+    around = " ".join([unit.caption, unit.heading]).casefold()
+    return (
+        0.25
+        if label
+        and any((n == label or n in label.split()) and n not in around for n in asked.named)
+        else 0.0
+    )
 
 
 def _links_section(passage: Passage) -> bool:
@@ -155,7 +190,7 @@ def best_quote(question: str, text: str, limit: int = 450) -> str:
     found = units(text)
     if not found:
         return text[:limit]
-    asked = Asked.of(read(question))
+    asked = Asked.of(read(question)).weighed_among([found])
     scored = _score_units(asked, 0, found)
     rows = [s for s in scored if s.unit.table]
     if rows and len(rows) * 2 >= len(scored):
@@ -202,10 +237,11 @@ def extractive_answer(
         parts.insert(0, f"**{notice}**")
     # Lists of links ("Источники", "Доп. материал") stay searchable but are not an answer.
     shown = [p for p in passages if not _links_section(p)] or passages
-    asked = Asked.of(read(question))
+    found = [units(p.text) for p in shown[:PASSAGES_READ]]
+    asked = Asked.of(read(question)).weighed_among(found)
     scored = [
-        _score_units(asked, i, units(p.text), p.meaning)
-        for i, p in enumerate(shown[:PASSAGES_READ])
+        _score_units(asked, i, own, p.meaning)
+        for i, (own, p) in enumerate(zip(found, shown, strict=False))
     ]
     lead = _lead([s for own in scored for s in own])
     order = _passages(scored, lead)
@@ -258,8 +294,9 @@ def _choose(scored: list[Scored], limit: int, *, lead: Scored | None) -> list[Sc
     ranked = sorted(scored, key=lambda s: (-s.score, s.unit.order))
     first = lead if lead is not None else ranked[0]
     by_order = {s.unit.order: s for s in scored}
+    leaned = _leaned_on(first, by_order)
     chosen = [first]
-    used = _length(first.unit, set())
+    used = _length(first.unit, set()) + sum(len(s.unit.text) + 1 for s in leaned)
     heads = set(first.unit.head)
     floor = KEEP * first.relevance
     after = by_order.get(first.unit.order + 1)
@@ -287,7 +324,9 @@ def _choose(scored: list[Scored], limit: int, *, lead: Scored | None) -> list[Sc
         if len(chosen) >= UNITS:
             break
         sibling = listed and item.unit.items == listed
-        if item is first or (item.relevance < floor and item is not after and not sibling):
+        if item is first or item in leaned:
+            continue
+        if item.relevance < floor and item is not after and not sibling:
             continue
         if first.labelled and item.unit.table and not item.labelled:
             continue  # the question names its row ("поле Link"): that row, not its neighbours
@@ -301,12 +340,29 @@ def _choose(scored: list[Scored], limit: int, *, lead: Scored | None) -> list[Sc
         before = by_order.get(item.unit.order - 1)
         if before is not None and before.unit.asks and before not in chosen:
             chosen.append(before)
-    rest = sorted((s for s in chosen if s is not first), key=lambda s: s.unit.order)
+    rest = sorted(
+        (s for s in chosen if s is not first and s not in leaned), key=lambda s: s.unit.order
+    )
     before_first = by_order.get(first.unit.order - 1)
     if before_first is not None and before_first in rest and before_first.unit.asks:
         rest.remove(before_first)
-        return [before_first, first, *rest]
-    return [first, *rest]
+        return [*leaned, before_first, first, *rest]
+    return [*leaned, first, *rest]
+
+
+def _leaned_on(first: Scored, by_order: dict[int, Scored]) -> list[Scored]:
+    """The sentences before ``first`` that it leans on, in order: while a sentence points back
+    (``Unit.points_back``: "… с этими тремя фильтрами"), the one before it under the same
+    heading, ``BACK`` at most."""
+    leaned: list[Scored] = []
+    current = first
+    while len(leaned) < BACK and current.unit.points_back:
+        before = by_order.get(current.unit.order - 1)
+        if before is None or before.unit.table or before.unit.heading != current.unit.heading:
+            break
+        leaned.insert(0, before)
+        current = before
+    return leaned
 
 
 def _list_of(first: Scored, by_order: dict[int, Scored]) -> int:

@@ -39,6 +39,10 @@ DENOTATION_VERBS = frozenset(
 # Demonstrative determiners: a noun they determine points back at what was said before it
 # ("такая сборка", "этот подход", "подобная проверка"), it does not name a topic of its own.
 DEMONSTRATIVES = frozenset({"такой", "этот", "тот", "подобный", "данный", "указанный"})
+# A sentence holding one of these points back at the one before it ("если UI виден с этими
+# тремя фильтрами", "Это наиболее выраженные формы"): the demonstratives with the pronoun
+# "это" and English's, without "тот" ("тот же", "то есть", "в том числе" point nowhere).
+POINTING_BACK = (DEMONSTRATIVES - {"тот"}) | {"это", "this", "these", "such"}
 # Indefinite pronouns and adverbs: an interrogative with -то, -нибудь, -либо ("как-то").
 _INDEFINITE = ("-то", "-нибудь", "-либо")
 # Closed classes of English: articles, pronouns, prepositions, conjunctions, auxiliaries and

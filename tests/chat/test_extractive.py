@@ -95,3 +95,49 @@ def test_an_item_of_a_list_is_quoted_with_its_list():
     text = answer("Какие типы анализа влияния бывают?", Passage(1, "Импакт анализ", "", page))
     for item in ("Анализ зависимостей", "Эмпирический анализ", "Анализ прослеживаемости"):
         assert item in text
+
+
+def test_a_sentence_that_leans_on_the_ones_before_it_is_quoted_with_them():
+    page = (
+        "Цвет не должен быть единственным способом передачи информации. "
+        "Чтобы сократить число проверок, берут три фильтра: дейтеранопия, протанопия и тританопия. "
+        "Это наиболее частые формы цветовой слепоты. "
+        "Если интерфейс различим с этими тремя фильтрами, он различим и для остальных людей."
+    )
+    text = answer(
+        "Какие фильтры цветовой слепоты проверить, чтобы интерфейс был различим для всех людей?",
+        Passage(1, "Доступность", "", page),
+    )
+    assert "дейтеранопия, протанопия и тританопия" in text
+    quote = text.split("[1]\n\n", 1)[1]
+    assert quote.index("дейтеранопия") < quote.index("с этими тремя фильтрами")
+
+
+def test_a_row_named_like_the_table_itself_is_not_taken_for_the_row_asked():
+    # The caption names the class: its constructor's row, labelled with the same name, is not
+    # what "which method of Store sends a request" asks for.
+    table = (
+        "Описание методов класса Store\n\n| Имя | Тип | Назначение |\n| --- | --- | --- |\n"
+        "| Store | void | Обновляет данные при смене языка. |\n"
+        "| Reload | void | Отправляет запрос к серверу и обновляет данные. |\n"
+        "| Save | void | Сохраняет файл на диск. |"
+    )
+    text = answer(
+        "Какой метод класса Store отправляет запрос к серверу и обновляет данные?",
+        Passage(1, "Пояснительная записка", "Методы", table),
+    )
+    assert "| Reload | void | Отправляет запрос к серверу и обновляет данные. |" in text
+
+
+def test_a_word_every_sentence_holds_weighs_less_than_a_rare_one():
+    # Each of the first three holds three of the question's words, all common to them; the
+    # last holds the two words no other sentence holds: it answers, and is quoted.
+    page = (
+        "Сервис хранит старые данные диска. Сервис хранит старые журналы диска. "
+        "Сервис читает старые файлы диска. Архивы и подписи проверяет планировщик каждую ночь."
+    )
+    text = answer(
+        "Что сервис делает со старыми архивами и подписями диска?",
+        Passage(1, "Сервис", "", page),
+    )
+    assert "Архивы и подписи проверяет планировщик каждую ночь." in text

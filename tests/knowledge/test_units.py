@@ -104,3 +104,12 @@ def test_the_items_of_one_list_share_its_number():
     numbers = {u.text: u.items for u in found}
     assert numbers["Вступление."] == 0 and numbers["Текст между."] == 0
     assert numbers["первый пункт"] == numbers["второй пункт"] != numbers["другой список"] > 0
+
+
+def test_a_sentence_with_a_demonstrative_points_back():
+    found = units(
+        "Берут три фильтра: дейтеранопия, протанопия и тританопия. "
+        "Это наиболее частые формы. Если интерфейс виден с этими фильтрами, всё в порядке. "
+        "Тот же приём годится для графиков."
+    )
+    assert [u.points_back for u in found] == [False, True, True, False]
