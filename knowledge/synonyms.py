@@ -9,7 +9,7 @@ import re
 
 from django.db import connection
 
-from knowledge.question.documents import stem
+from knowledge.question.matching import name_stem
 
 # Read from every chunk at every ingest, so written to fail fast, with the same matches: a
 # match never starts right after a Cyrillic letter (one starting a letter earlier would be the
@@ -31,7 +31,7 @@ def normalise(name: str) -> str:
 def key(name: str) -> str:
     """What a name is matched by: its words cut to five letters, so that Russian case endings
     do not matter ("разработке через тестирование" = "разработка через тестирование")."""
-    return " ".join(stem(word) for word in normalise(name).split())
+    return " ".join(name_stem(word) for word in normalise(name).split())
 
 
 def _russian_names(phrase: str) -> list[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from knowledge.question.nlp import lemma
+from knowledge.question import matching
 from knowledge.question.words import POINTING_BACK
 from knowledge.tables import markdown_cells
 
@@ -25,7 +25,6 @@ CUTTING = 2
 # A sentence ends at . ! ? … before a capital letter, a quote or a bracket: "6–8 ч. на стенде",
 # "т.е. долго" and "версия 2.3" go on.
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+(?=[A-ZА-ЯЁ«\"“(\[*])")
-_WORD = re.compile(r"[^\W\d_][\w-]*", re.UNICODE)
 _HEADING = re.compile(
     r"^\s*(?:#{1,6}\s+(?P<hash>.+?)\s*#*\s*$|\*\*(?P<bold>[^*]{2,120})\*\*:?\s*$)"
 )
@@ -51,11 +50,11 @@ class Unit:
 
     @property
     def words(self) -> list[str]:
-        return _WORD.findall(_LINK.sub(" ", self.text))
+        return matching.WORD.findall(_LINK.sub(" ", self.text))
 
     def lemmas(self) -> frozenset[str]:
-        """The unit's lemmas and words as written (casefolded)."""
-        return frozenset({lemma(w) for w in self.words} | {w.casefold() for w in self.words})
+        """The unit's lemmas and words as written, casefolded (``matching.lemmas``)."""
+        return matching.lemmas(self.words)
 
     @property
     def embed_text(self) -> str:

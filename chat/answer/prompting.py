@@ -12,7 +12,7 @@ from chat.answer.prompts import PROFILE_BLOCK, SOURCE_ENTRY, SOURCES_BLOCK, SYST
 from chat.answer.wording import language_of
 from knowledge.ingest.second import stored_vectors
 from knowledge.models import Chunk
-from knowledge.question.documents import stems
+from knowledge.question import matching, read
 from knowledge.retrieval.expand import expand
 from knowledge.retrieval.types import SearchResult
 
@@ -79,8 +79,8 @@ def sheet_location(chunk: Chunk, language: str) -> str:
 
 def _items(hits, question: str) -> dict[int, Chunk]:
     """Checklist table piece id -> the one item (row unit) it is cited as, for the pieces a
-    question points at one row of: the row sharing more of the question's words than any other
-    row, or, when no row shares any, the row unit whose meaning found the piece. A question
+    question points at one row of: the row sharing more of the question's words (lemmas,
+    ``knowledge.question.matching``) than any other row, or, when no row shares any, the row unit whose meaning found the piece. A question
     about the whole section (its words in every row alike) is cited as the piece."""
     pieces = {
         (c.version_id, c.position): c.pk
@@ -93,14 +93,14 @@ def _items(hits, question: str) -> dict[int, Chunk]:
     wanted = Q()
     for version_id, position in pieces:
         wanted |= Q(version_id=version_id, meta__parent_position=position)
-    asked = set(stems(question))
+    asked = {term.lemma for term in read(question).terms}
     rows: dict[int, list[tuple[int, Chunk]]] = {}
     for row in Chunk.objects.filter(wanted, block_type=Chunk.BlockType.ROW):
         piece = pieces.get((row.version_id, row.meta.get("parent_position")))
         if piece is not None:
             # Only the row's own line: caption and header are the same in every item.
             line = row.text.rstrip().rsplit("\n", 1)[-1]
-            rows.setdefault(piece, []).append((len(asked & set(stems(line))), row))
+            rows.setdefault(piece, []).append((len(asked & matching.text_lemmas(line)), row))
     found = {hit.chunk_id: hit.unit_id for hit in hits if hit.unit_id}
     items: dict[int, Chunk] = {}
     for piece, scored in rows.items():

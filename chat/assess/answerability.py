@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-from knowledge.question import Question, nlp
+from knowledge.question import Question, matching, nlp
 from knowledge.question.focus import is_measure
 from knowledge.question.named import PLACEHOLDER
 from knowledge.question.values import checkable, holds_value
@@ -54,7 +54,6 @@ WINDOW = 3  # sentences read together when the question points back ("такая
 
 _ROW = re.compile(r"^\s*\|.*\|\s*$")
 _RULE = re.compile(r"^[\s|:-]+$")
-_WORD = re.compile(r"[^\W\d_][\w-]*")
 _CONNECTIVES = {"или", "либо", "чем", "or", "than", "vs", "vs.", "versus", "против"}
 _COMPARATIVE = re.compile(r"\b(?:или|либо|чем|or|than|vs\.?|versus|против)\b", re.I)
 
@@ -258,8 +257,7 @@ def _split(text: str) -> list[Passage]:
 
 
 def _passage(text: str) -> Passage:
-    words = _WORD.findall(text)
-    return Passage(text, frozenset({nlp.lemma(w) for w in words} | {w.casefold() for w in words}))
+    return Passage(text, matching.text_lemmas(text))
 
 
 class _Matcher:
@@ -298,10 +296,10 @@ def _present(thing: str, text: str) -> bool:
     low = text.casefold()
     if thing.casefold() in low:
         return True
-    words = _WORD.findall(thing)
+    words = matching.WORD.findall(thing)
     if not words or any(len(w) < 4 for w in words):
         return False
-    lemmas = {nlp.lemma(w) for w in _WORD.findall(text)}
+    lemmas = {nlp.lemma(w) for w in matching.WORD.findall(text)}
     return all(nlp.lemma(w) in lemmas for w in words)
 
 

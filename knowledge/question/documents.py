@@ -4,8 +4,9 @@ document of a question's reading.
 A document is known by its title, its path and the opening of its current version (a title
 page or introduction says "Программа и методика испытаний", "Code of Conduct"). GOST document
 types are often named by abbreviation: "ПМИ" in a file name and "программа и методика
-испытаний" in a question are the same name. Words are compared by a crude stem (first five
-letters, ё as е), weighted by how few candidate documents share them.
+испытаний" in a question are the same name. Words are compared by their name stem
+(``knowledge.question.matching.name_stems``), weighted by how few candidate documents share
+them.
 """
 
 from __future__ import annotations
@@ -16,47 +17,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-# GOST 19/34 document types: abbreviation -> the words it stands for. Other abbreviations of a
-# title ("CoC" for "Code of Conduct") are read from the title itself (``acronyms``).
-ABBREVIATIONS = {
-    "пми": "программа и методика испытаний",
-    "тз": "техническое задание",
-    "пз": "пояснительная записка",
-    "рп": "руководство программиста",
-    "ро": "руководство оператора",
-    "рс": "руководство системного программиста",
-    "тп": "текст программы",
-    "лу": "лист утверждения",
-    "техзадание": "техническое задание",
-}
-
-_WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
-STOP_STEMS = {
-    # question words and the vocabulary of asking about versions, in both languages
-    "что", "как", "какие", "какой", "где", "когда", "между", "измен", "издан", "верси",
-    "редак", "докум", "посл", "после", "предыд", "прошл", "последн", "текущ", "сравн",
-    "разни", "отлич", "стало", "было", "появи", "удале", "добав", "what", "which", "where",
-    "when", "chang", "diffe", "betwe", "versi", "docum", "compa", "previ", "lates", "curre",
-    "added", "remov", "there", "about", "with", "from", "this", "that", "have", "does",
-}  # fmt: skip
-
-
-def stem(word: str) -> str:
-    word = word.casefold().replace("ё", "е")
-    return word[:5]
-
-
-def stems(text: str, *, minimum: int = 3) -> list[str]:
-    """Stems of the text's words of ``minimum`` letters or more, question vocabulary dropped."""
-    out = []
-    for word in _WORD.findall(text):
-        short = len(word) < 3 and not (word.isupper() or word.casefold() in ABBREVIATIONS)
-        if len(word) < minimum and word.casefold() not in ABBREVIATIONS or short:
-            continue
-        s = stem(word)
-        if s not in STOP_STEMS and s[:4] not in STOP_STEMS:
-            out.append(s)
-    return out
+from knowledge.question.matching import ABBREVIATIONS, NAME_WORD, name_stems
 
 
 @dataclass
@@ -71,8 +32,8 @@ class Candidate:
         its opening text; computed once."""
         if self._names is None:
             title = " ".join([self.title, *_expansions(self.title)])
-            names = set(stems(title, minimum=2)) | acronyms(self.title)
-            self._names = (names, set(stems(self.opening)))
+            names = set(name_stems(title, minimum=2)) | acronyms(self.title)
+            self._names = (names, set(name_stems(self.opening)))
         return self._names
 
 
@@ -97,7 +58,7 @@ def acronyms(title: str) -> set[str]:
 
 def _abbreviations_used(text: str) -> list[str]:
     """The abbreviations a text uses, as what they stand for ("по техзаданию" counts)."""
-    words = {w.casefold() for w in _WORD.findall(text)}
+    words = {w.casefold() for w in NAME_WORD.findall(text)}
     return [
         full
         for short, full in ABBREVIATIONS.items()
@@ -111,12 +72,12 @@ def _expansions(text: str) -> list[str]:
 
 def _phrases(question: str) -> list[str]:
     """Abbreviations the question spells out or uses."""
-    asked = set(stems(question, minimum=2))
+    asked = set(name_stems(question, minimum=2))
     used = _abbreviations_used(question)
     return [
         full
         for full in dict.fromkeys(ABBREVIATIONS.values())
-        if full in used or set(stems(full)) <= asked
+        if full in used or set(name_stems(full)) <= asked
     ]
 
 
@@ -129,7 +90,7 @@ def names_a_document(question: str) -> bool:
 
 def named_by_abbreviation(question: str, candidates: Iterable[Candidate]) -> list[Candidate]:
     """The candidates whose name is what an abbreviation of the question stands for."""
-    wanted = [set(stems(full)) for full in _abbreviations_used(question)]
+    wanted = [set(name_stems(full)) for full in _abbreviations_used(question)]
     return [c for c in candidates if any(w <= c.names()[0] for w in wanted)]
 
 
@@ -142,12 +103,12 @@ def name_patterns(question: str) -> list[str] | None:
     itself is unchanged. None: no filter can be made."""
     patterns: set[str] = set()
     for full in _abbreviations_used(question):
-        wanted = stems(full)
+        wanted = name_stems(full)
         if not wanted:
             return None  # an empty name fits every document
         patterns.add(wanted[0])
         for short, expansion in ABBREVIATIONS.items():
-            if wanted[0] in stems(expansion, minimum=2):
+            if wanted[0] in name_stems(expansion, minimum=2):
                 patterns.add(short if len(short) <= 6 else short[:-2])
     return sorted(patterns)
 
@@ -155,7 +116,7 @@ def name_patterns(question: str) -> list[str] | None:
 def best_candidate(question: str, candidates: Iterable[Candidate]) -> int | None:
     """The key of the document the question names, or None when none (or several) fits."""
     candidates = list(candidates)
-    asked = set(stems(question, minimum=2))
+    asked = set(name_stems(question, minimum=2))
     if not asked or not candidates:
         return None
     names = [c.names() for c in candidates]
@@ -173,7 +134,7 @@ def best_candidate(question: str, candidates: Iterable[Candidate]) -> int | None
             elif s in opening:
                 score += idf
         for phrase in phrases:
-            phrase_stems = set(stems(phrase))
+            phrase_stems = set(name_stems(phrase))
             if phrase_stems <= title:
                 score += 8
             elif phrase_stems <= opening:

@@ -13,7 +13,7 @@ from knowledge.question.persons import english_persons
 from knowledge.question.words import CONTENT_POS, FUNCTION_WORDS_EN, GOST_NAMES, is_stop
 
 # GOST 19/34 document-type abbreviations: they name the documents, not a fact inside them
-# (the full list, with what each stands for, is knowledge.question.documents.ABBREVIATIONS).
+# (the full list, with what each stands for, is knowledge.question.matching.ABBREVIATIONS).
 GOST_TYPES = frozenset({"тз", "пз", "пми", "тп", "рп", "ро", "рс", "лу", "гост"})
 _ENTITY_KINDS = {"PER": "person", "ORG": "organisation", "LOC": "place"}
 # pymorphy3's dictionary grammemes of proper names, for names the NER model leaves out.

@@ -13,7 +13,7 @@ import pytest
 
 from knowledge.demo import DEMO_SOURCES
 from knowledge.question import read
-from knowledge.question.documents import ABBREVIATIONS
+from knowledge.question.matching import ABBREVIATIONS
 from tests.knowledge.question.phrases import (
     WORD,
     Runs,

@@ -1,0 +1,75 @@
+"""How a word of a question is matched against a text: one module, one way per purpose.
+
+- **Lemmas, for meaning** (``lemmas``): every word's pymorphy3 normal form and the word as
+  written, casefolded. What the answer check, a passage's units, the quotes and the cited row
+  of a checklist compare the question's terms (``Question.terms``, lemmas of the same kind)
+  with: "снимками" and "снимки" are one word, "стали" (became) is not "сталь" only by chance.
+- **Name stems, for the names of documents** (``name_stem``, ``name_stems``): a word's first
+  five letters, ё as е. A title is matched by a crude stem on purpose: titles hold inflected
+  abbreviations ("ПМИ", "ТЗ-…"), transliterations and compounds a dictionary does not know,
+  and the corpus's synonyms are stored by that key (``knowledge.synonyms.key``).
+- **Lexemes, for PostgreSQL's full-text index** only: the Snowball stems its text-search
+  configurations make live in ``knowledge.retrieval.sql`` (``query_terms``), where the index
+  needs them, and nowhere else.
+"""
+
+from __future__ import annotations
+
+import re
+
+from knowledge.question.nlp import lemma
+
+WORD = re.compile(r"[^\W\d_][\w-]*", re.UNICODE)  # a word for meaning: letters, then - or \w
+NAME_WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)  # a word of a name: letters, or digits
+
+# Abbreviations of a name kept however short ("ТЗ", "ПЗ"): the GOST 19/34 document types.
+ABBREVIATIONS = {
+    "пми": "программа и методика испытаний",
+    "тз": "техническое задание",
+    "пз": "пояснительная записка",
+    "рп": "руководство программиста",
+    "ро": "руководство оператора",
+    "рс": "руководство системного программиста",
+    "тп": "текст программы",
+    "лу": "лист утверждения",
+    "техзадание": "техническое задание",
+}
+STOP_STEMS = {
+    # question words and the vocabulary of asking about versions, in both languages
+    "что", "как", "какие", "какой", "где", "когда", "между", "измен", "издан", "верси",
+    "редак", "докум", "посл", "после", "предыд", "прошл", "последн", "текущ", "сравн",
+    "разни", "отлич", "стало", "было", "появи", "удале", "добав", "what", "which", "where",
+    "when", "chang", "diffe", "betwe", "versi", "docum", "compa", "previ", "lates", "curre",
+    "added", "remov", "there", "about", "with", "from", "this", "that", "have", "does",
+}  # fmt: skip
+
+
+def lemmas(words: list[str]) -> frozenset[str]:
+    """The words' lemmas and the words as written, casefolded: what a question's terms are
+    looked for in (see the module docstring)."""
+    return frozenset({lemma(w) for w in words} | {w.casefold() for w in words})
+
+
+def text_lemmas(text: str) -> frozenset[str]:
+    """``lemmas`` of the words of ``text``."""
+    return lemmas(WORD.findall(text))
+
+
+def name_stem(word: str) -> str:
+    """A word of a document's name as names are compared: its first five letters, ё as е."""
+    word = word.casefold().replace("ё", "е")
+    return word[:5]
+
+
+def name_stems(text: str, *, minimum: int = 3) -> list[str]:
+    """Name stems of the text's words of ``minimum`` letters or more (an abbreviation of a
+    document type however short), the vocabulary of asking dropped."""
+    out = []
+    for word in NAME_WORD.findall(text):
+        short = len(word) < 3 and not (word.isupper() or word.casefold() in ABBREVIATIONS)
+        if len(word) < minimum and word.casefold() not in ABBREVIATIONS or short:
+            continue
+        s = name_stem(word)
+        if s not in STOP_STEMS and s[:4] not in STOP_STEMS:
+            out.append(s)
+    return out
