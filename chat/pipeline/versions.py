@@ -87,7 +87,7 @@ def _document(question: str, found: list[mentions.Mention], user) -> Document | 
     """The document asked about: the one the question names; but when the versions it names
     (shas, labels, days) are all versions of one other document, and none of the named one's,
     that other document ("the conditions of the licence between 8 November 2022 and ...")."""
-    named = find_document(question, user)
+    named = find_document(question, Document.objects.visible_to(user))
     absolute = [m.ref for m in found if m.ref.label or m.ref.day]
     if not absolute:
         return named

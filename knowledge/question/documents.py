@@ -37,6 +37,32 @@ class Candidate:
         return self._names
 
 
+@dataclass(frozen=True)
+class DocumentNames:
+    """How a question names documents, read once (``Question.documents``): what both ways of
+    finding the named document (``knowledge.versions.services.find_document``) start from."""
+
+    stems: frozenset[str] = frozenset()  # name stems of its words (``name_stems``, 2+ letters)
+    types: tuple[str, ...] = ()  # the GOST document types it names by abbreviation, spelled out
+    phrases: tuple[str, ...] = ()  # the document types it spells out or abbreviates
+
+    @property
+    def outright(self) -> bool:
+        """Does the question name a document by a type abbreviation ("по ТЗ", "в ПЗ",
+        "по техзаданию")? Spelled-out types do not count: "как писать техническое задание"
+        asks about a topic, not about one document."""
+        return bool(self.types)
+
+
+def document_names(question: str) -> DocumentNames:
+    """The question's ``DocumentNames``."""
+    return DocumentNames(
+        frozenset(name_stems(question, minimum=2)),
+        tuple(_abbreviations_used(question)),
+        tuple(_phrases(question)),
+    )
+
+
 _SMALL_WORDS = {"of", "and", "the", "for", "to", "in", "on", "и", "в", "на", "по", "для", "о"}
 
 
@@ -81,20 +107,13 @@ def _phrases(question: str) -> list[str]:
     ]
 
 
-def names_a_document(question: str) -> bool:
-    """Does the question name a document by a type abbreviation ("по ТЗ", "в ПЗ",
-    "по техзаданию")? Spelled-out types do not count: "как писать техническое задание"
-    asks about a topic, not about one document."""
-    return bool(_abbreviations_used(question))
-
-
-def named_by_abbreviation(question: str, candidates: Iterable[Candidate]) -> list[Candidate]:
+def named_by_abbreviation(names: DocumentNames, candidates: Iterable[Candidate]) -> list[Candidate]:
     """The candidates whose name is what an abbreviation of the question stands for."""
-    wanted = [set(name_stems(full)) for full in _abbreviations_used(question)]
+    wanted = [set(name_stems(full)) for full in names.types]
     return [c for c in candidates if any(w <= c.names()[0] for w in wanted)]
 
 
-def name_patterns(question: str) -> list[str] | None:
+def name_patterns(names: DocumentNames) -> list[str] | None:
     """Lower-case substrings (ё as е), at least one of which the title, path and aliases of
     every document ``named_by_abbreviation`` can pick hold: the first stem of each document
     type the question names by abbreviation, and the abbreviations that stand for a phrase
@@ -102,7 +121,7 @@ def name_patterns(question: str) -> list[str] | None:
     stemmed here (every document of the knowledge base was, for each such question); the pick
     itself is unchanged. None: no filter can be made."""
     patterns: set[str] = set()
-    for full in _abbreviations_used(question):
+    for full in names.types:
         wanted = name_stems(full)
         if not wanted:
             return None  # an empty name fits every document
@@ -113,19 +132,19 @@ def name_patterns(question: str) -> list[str] | None:
     return sorted(patterns)
 
 
-def best_candidate(question: str, candidates: Iterable[Candidate]) -> int | None:
+def best_candidate(names: DocumentNames, candidates: Iterable[Candidate]) -> int | None:
     """The key of the document the question names, or None when none (or several) fits."""
     candidates = list(candidates)
-    asked = set(name_stems(question, minimum=2))
+    asked = names.stems
     if not asked or not candidates:
         return None
-    names = [c.names() for c in candidates]
+    known = [c.names() for c in candidates]
     df: Counter[str] = Counter()
-    for title, opening in names:
+    for title, opening in known:
         df.update(title | opening)
-    phrases = _phrases(question)
+    phrases = names.phrases
     scored = []
-    for candidate, (title, opening) in zip(candidates, names, strict=True):
+    for candidate, (title, opening) in zip(candidates, known, strict=True):
         score = 0.0
         for s in asked:
             idf = math.log(1 + len(candidates) / (1 + df[s])) + 0.1

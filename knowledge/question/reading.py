@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from knowledge.question import language, nlp
+from knowledge.question.documents import DocumentNames, document_names
 from knowledge.question.focus import Focus, find_focus, find_focus_english, other_kinds
 from knowledge.question.mentions import Mention, find_refs
 from knowledge.question.named import PLACEHOLDER, named_things
@@ -52,6 +53,7 @@ class Question:
     terms: tuple[Term, ...] = ()
 
     kinds: tuple[str, ...] = ()  # every kind of fact the question asks, the focus's first
+    documents: DocumentNames = field(default_factory=DocumentNames)  # how it names documents
 
     @property
     def kind(self) -> str:
@@ -87,13 +89,16 @@ def read(text: str) -> Question:
     lang = language.detect(text)
     named = tuple(named_things(text, document_words=GOST_TYPES))
     versions = tuple(find_refs(text))
+    documents = document_names(text)
     if lang == "ru":
         tokens, spans = nlp.parse(text)
         entities = _entities(tokens, spans)
         focus = find_focus(tokens)
         terms = _terms(tokens, entities, focus)
         kinds = tuple(dict.fromkeys(k for k in (focus.kind, *other_kinds(tokens, focus)) if k))
-        return Question(text, lang, tuple(tokens), entities, named, versions, focus, terms, kinds)
+        return Question(
+            text, lang, tuple(tokens), entities, named, versions, focus, terms, kinds, documents
+        )
     words = [w for _, _, w in nlp.tokenize(text)]
     focus = find_focus_english(words)
     entities = tuple(Entity("person", name, a, b) for a, b, name in english_persons(text))
@@ -105,7 +110,9 @@ def read(text: str) -> Question:
         and not is_stop(w.casefold()) and not PLACEHOLDER.fullmatch(w)
     )  # fmt: skip
     kinds = (focus.kind,) if focus.kind else ()
-    return Question(text, lang, (), entities, named, versions, focus, _dedupe(terms), kinds)
+    return Question(
+        text, lang, (), entities, named, versions, focus, _dedupe(terms), kinds, documents
+    )
 
 
 def _entities(tokens: list[nlp.Parsed], spans: list[nlp.Span]) -> tuple[Entity, ...]:

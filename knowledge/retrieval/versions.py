@@ -10,7 +10,7 @@ from django.db.models import Q
 from knowledge.models import Document, DocumentVersion
 from knowledge.retrieval.router import Routed
 from knowledge.retrieval.types import Filters
-from knowledge.versions.services import document_named_in
+from knowledge.versions.services import find_document
 
 
 def named_versions(routed: Routed, visible_source_ids: list[int] | None) -> list[DocumentVersion]:
@@ -64,7 +64,7 @@ def resolve_document_filter(
         documents = documents.filter(source_id__in=visible_source_ids)
     if filters.source_ids:
         documents = documents.filter(source_id__in=filters.source_ids)
-    document = document_named_in(question, documents)
+    document = find_document(question, documents, outright=True)
     if document is None:
         return filters, False
     return replace(filters, document_ids=[document.pk]), True

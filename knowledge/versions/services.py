@@ -25,7 +25,7 @@ from django.urls import reverse
 from knowledge.models import Document, DocumentVersion, VersionChange
 from knowledge.parsing.base import ParsedDocument
 from knowledge.question import documents as naming
-from knowledge.question import refs
+from knowledge.question import read, refs
 from knowledge.versions.diff import DocumentDiff, SectionDiff, compare_documents
 from knowledge.versions.excerpts import changes_text
 from knowledge.versions.render import ComparisonView, render_comparison
@@ -256,26 +256,35 @@ OPENING_BLOCKS = 30
 OPENING_CHARS = 4000
 
 
-def find_document(question: str, user) -> Document | None:
-    """The document the question names by its title words, among the live documents the user
-    may read; None when no document fits clearly (or two fit equally well).
+def find_document(
+    question: str, documents: QuerySet[Document], *, outright: bool = False
+) -> Document | None:
+    """The one document the question names among ``documents`` (the live ones of them); None
+    when none fits clearly (or two fit equally well). Both ways start from an alias staff gave
+    a document (used as a word of the question) and from how the reading found the question
+    names documents (``Question.documents``).
 
-    A document is known by its title, its path and the opening of its current version (a title
-    page or an introduction); GOST abbreviations count as their words ("ПМИ" = "программа и
-    методика испытаний"). "Что изменилось в программе и методике испытаний…" names the ПМИ.
+    A question about versions needs a document: the best fit of the question's words to each
+    document's title, path and the opening of its current version (a title page or an
+    introduction), GOST abbreviations counting as their words ("ПМИ" = "программа и методика
+    испытаний"): "Что изменилось в программе и методике испытаний…" names the ПМИ.
+    ``outright`` (the search narrowing to one document): only a document named outright, by
+    an alias or a type abbreviation ("по ТЗ", "в ПЗ", "по техзаданию"), the best by its title
+    among those of that type; a question that only talks about a topic names none.
     """
-    documents = (
-        Document.objects.visible_to(user)
-        .live()
-        .filter(Q(current_version__isnull=False) | Q(versions__isnull=False))
+    names = read(question).documents
+    documents = documents.live()
+    if outright:
+        return _named_outright(question, names, documents)
+    rows = list(
+        documents.filter(Q(current_version__isnull=False) | Q(versions__isnull=False))
         .distinct()
         .values("pk", "title", "path", "aliases", "current_version_id", "current_version__ready_at")
     )
-    rows = list(documents)
     aliased = _aliased(question, rows)
     if aliased is not None:
         return Document.objects.filter(pk=aliased).first()
-    key = naming.best_candidate(question, _name_candidates(rows))
+    key = naming.best_candidate(names, _name_candidates(rows))
     return Document.objects.filter(pk=key).first() if key is not None else None
 
 
@@ -317,26 +326,18 @@ def _name_candidates(rows: list[dict]) -> list[naming.Candidate]:
     return [known[key] for key in keys]
 
 
-def named_document(question: str, user) -> Document | None:
-    """The document a question names outright: by an alias staff gave it or a GOST
-    abbreviation ("по ТЗ", "в ПЗ", "по техзаданию"); None when the question only talks about a
-    topic. The answer then comes from that document.
-    """
-    return document_named_in(question, Document.objects.visible_to(user))
-
-
-def document_named_in(question: str, documents: QuerySet[Document]) -> Document | None:
-    """``named_document`` among ``documents`` (the live ones of them): the search reads it
-    within the sources it may see, whoever asks (the command line sees every source)."""
-    documents = documents.live()
+def _named_outright(
+    question: str, names: naming.DocumentNames, documents: QuerySet[Document]
+) -> Document | None:
+    """``find_document`` of a document named outright (see there)."""
     rows = list(documents.exclude(aliases="").values("pk", "aliases"))
     aliased = _aliased(question, rows)
     if aliased is not None:
         return Document.objects.filter(pk=aliased).first()
-    if not naming.names_a_document(question):
+    if not names.outright:
         return None
     current = documents.filter(current_version__isnull=False)
-    patterns = naming.name_patterns(question)
+    patterns = naming.name_patterns(names)
     if patterns is not None:
         name = Func(
             Lower(Concat("title", Value(" "), "path", Value(" "), "aliases")),
@@ -353,10 +354,10 @@ def document_named_in(question: str, documents: QuerySet[Document]) -> Document 
         naming.Candidate(pk, f"{title} {path} {aliases}", "")
         for pk, title, path, aliases in current.values_list("pk", "title", "path", "aliases")
     ]
-    named = naming.named_by_abbreviation(question, candidates)
+    named = naming.named_by_abbreviation(names, candidates)
     if len(named) == 1:
         return Document.objects.filter(pk=named[0].key).first()
-    key = naming.best_candidate(question, named) if named else None
+    key = naming.best_candidate(names, named) if named else None
     return Document.objects.filter(pk=key).first() if key is not None else None
 
 

@@ -74,6 +74,16 @@ def test_a_gost_document_named_in_full_is_not_a_term_of_the_question():
     assert [t.lemma for t in question.key_terms] == ["производительность"]
 
 
+def test_how_a_question_names_documents_is_read_once():
+    outright = read("Какие сроки по техзаданию?").documents
+    assert outright.outright
+    assert outright.types == ("техническое задание",)
+    topic = read("Как писать техническое задание?").documents
+    assert not topic.outright  # a spelled-out type is a topic, not one document
+    assert topic.phrases == ("техническое задание",)
+    assert {"техни", "задан"} <= topic.stems
+
+
 def test_persons_are_read_in_russian_and_english():
     assert [e.text for e in read("Что Ивану Сидорову ответил заказчик?").persons()] == [
         "Ивану Сидорову"

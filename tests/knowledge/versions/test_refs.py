@@ -87,7 +87,7 @@ CANDIDATES = [
     ],
 )
 def test_best_candidate(question, key):
-    assert naming.best_candidate(question, CANDIDATES) == key
+    assert naming.best_candidate(naming.document_names(question), CANDIDATES) == key
 
 
 TITLES = [
@@ -117,8 +117,9 @@ def test_name_patterns_keep_every_document_an_abbreviation_can_name(short):
     # abbreviation names must hold one, or it could no longer be named.
     question = f"Что сказано в {short.upper()} о сроках?"
     candidates = [naming.Candidate(i, title, "") for i, title in enumerate(TITLES)]
-    named = naming.named_by_abbreviation(question, candidates)
-    patterns = naming.name_patterns(question)
+    names = naming.document_names(question)
+    named = naming.named_by_abbreviation(names, candidates)
+    patterns = naming.name_patterns(names)
     assert patterns
     kept = [c for c in candidates if any(p in c.title.lower().replace("ё", "е") for p in patterns)]
     assert named, short
