@@ -57,6 +57,19 @@ MEASURES = {
     "organisation": {"компания", "организация", "company", "organisation", "organization"},
 }  # fmt: skip
 _MEASURE_OF = {word: kind for kind, words in MEASURES.items() for word in words}
+# The units a value of a kind is given in, those whose notation ``knowledge.question.values``
+# reads: the units of time of ГОСТ 8.417-2002 (annex, units outside the SI allowed with it),
+# its millimetre and centimetre, the inch, pixel and byte with its multiples of ОК 015-94
+# (ОКЕИ), the currencies of ОК 014-2000 (ОКВ) and the percent. "В пикселях", "в евро" (the
+# locative) asks for a value given in that unit; "в неделю" (the accusative) is a rate.
+UNITS = {
+    "price": {"рубль", "доллар", "евро"},
+    "percent": {"процент"},
+    "duration": {"миллисекунда", "секунда", "минута", "час", "сутки", "день", "неделя", "месяц"},
+    "size": {"байт", "килобайт", "мегабайт", "гигабайт", "терабайт", "дюйм", "пиксель",
+             "миллиметр", "сантиметр"},
+}  # fmt: skip
+_UNIT_OF = {word: kind for kind, words in UNITS.items() for word in words}
 
 
 def is_measure(lemma: str) -> bool:
@@ -153,6 +166,20 @@ def other_kinds(tokens: list[Parsed], focus: Focus) -> list[str]:
         noun = head if head >= 0 and tokens[head].pos in ("NOUN", "PROPN") else -1
         kinds.append(_MEASURE_OF.get(tokens[noun].lemma, "number") if noun >= 0 else "number")
     return kinds
+
+
+def unit_kinds(tokens: list[Parsed]) -> list[str]:
+    """The kinds of value the question asks for by the unit it wants them in: "ширина в
+    пикселях" asks for a size, "штраф в евро" for a price (``UNITS``; "в" with the unit in
+    the locative)."""
+    return [
+        _UNIT_OF[token.lemma]
+        for i, token in enumerate(tokens)
+        if token.lemma in _UNIT_OF
+        and i > 0
+        and tokens[i - 1].lemma == "в"
+        and dict(token.feats).get("Case") == "Loc"
+    ]
 
 
 def find_focus_english(words: list[str]) -> Focus:

@@ -7,7 +7,13 @@ from functools import lru_cache
 
 from knowledge.question import language, nlp
 from knowledge.question.documents import DocumentNames, document_names
-from knowledge.question.focus import Focus, find_focus, find_focus_english, other_kinds
+from knowledge.question.focus import (
+    Focus,
+    find_focus,
+    find_focus_english,
+    other_kinds,
+    unit_kinds,
+)
 from knowledge.question.mentions import Mention, find_refs
 from knowledge.question.named import PLACEHOLDER, named_things
 from knowledge.question.persons import english_persons
@@ -95,7 +101,8 @@ def read(text: str) -> Question:
         entities = _entities(tokens, spans)
         focus = find_focus(tokens)
         terms = _terms(tokens, entities, focus)
-        kinds = tuple(dict.fromkeys(k for k in (focus.kind, *other_kinds(tokens, focus)) if k))
+        asked = (focus.kind, *other_kinds(tokens, focus), *unit_kinds(tokens))
+        kinds = tuple(dict.fromkeys(k for k in asked if k))
         return Question(
             text, lang, tuple(tokens), entities, named, versions, focus, terms, kinds, documents
         )

@@ -22,7 +22,8 @@ _VALUES = {
     "duration": r"\b\d{1,3}(?:[.,]\d+)?\s*(?:-|–|до)?\s*(?:\d{1,3}\s*)?(?:мс|сек|мин|час|дн|день|"
     r"сут|недел|месяц|лет|год|ms|sec|second|min|hour|day|week|month|year)|"
     r"(?:несколько|пару|нескольк\w*)\s+(?:минут|часов|дней|недель|месяцев)",
-    "size": rf"{_NUMBER}\s*(?:кб|мб|гб|тб|байт|kb|mb|gb|tb|bytes?|дюйм|px|пикс|inch|см|мм|cm|mm)",
+    "size": rf"{_NUMBER}\s*(?:кб|мб|гб|тб|(?:кило|мега|гига|тера)?байт|kb|mb|gb|tb|bytes?|дюйм|"
+    r"px|пикс|inch|см|мм|cm|mm)",
     "date": r"\b\d{1,2}[./]\d{1,2}[./](?:19|20)\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|"
     r"\b\d{1,2}\s+(?:январ|феврал|март|апрел|ма[яй]|июн|июл|август|сентябр|октябр|ноябр|декабр|"
     r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|(?:january|february|march|april|may|june|"

@@ -84,6 +84,23 @@ def test_how_a_question_names_documents_is_read_once():
     assert {"техни", "задан"} <= topic.stems
 
 
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Какой отступ у кнопки в пикселях?", "size"),
+        ("Какой штраф в рублях за просрочку?", "price"),
+        ("Какая задержка в миллисекундах допустима?", "duration"),
+    ],
+)
+def test_the_unit_a_value_is_wanted_in_asks_for_a_value_of_its_kind(text, kind):
+    assert kind in read(text).kinds
+
+
+def test_a_unit_after_в_in_the_accusative_is_a_rate_not_the_unit_of_the_answer():
+    assert "duration" in read("Какой интервал между релизами в неделях?").kinds
+    assert "duration" not in read("Сколько отчётов приходит в неделю?").kinds
+
+
 def test_persons_are_read_in_russian_and_english():
     assert [e.text for e in read("Что Ивану Сидорову ответил заказчик?").persons()] == [
         "Ивану Сидорову"
