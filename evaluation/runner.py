@@ -18,9 +18,9 @@ from django.utils import timezone
 
 from chat.answer import prompts
 from chat.answer.llm import get_llm
-from chat.answer.serialize import message_json
 from chat.models import Conversation
 from chat.pipeline import answer_now
+from chat.present.serialize import message_json
 from evaluation import judge as judging
 from evaluation import metrics
 from evaluation.cases import Case
