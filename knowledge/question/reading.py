@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from knowledge.question import language, nlp
 from knowledge.question.focus import Focus, find_focus, find_focus_english, other_kinds
-from knowledge.question.mentions import Mention, find_refs
+from knowledge.question.mentions import Mention, asks_changes, find_refs, names_version
 from knowledge.question.named import PLACEHOLDER, named_things
 from knowledge.question.persons import english_persons
 from knowledge.question.words import CONTENT_POS, FUNCTION_WORDS_EN, GOST_NAMES, is_stop
@@ -52,6 +52,8 @@ class Question:
     terms: tuple[Term, ...] = ()
 
     kinds: tuple[str, ...] = ()  # every kind of fact the question asks, the focus's first
+    asks_changes: bool = False  # what changed, what differs, what is new (a comparison)
+    names_version: bool = False  # says "version", "revision" or "commit"
 
     @property
     def kind(self) -> str:
@@ -87,13 +89,17 @@ def read(text: str) -> Question:
     lang = language.detect(text)
     named = tuple(named_things(text, document_words=GOST_TYPES))
     versions = tuple(find_refs(text))
+    changes, version_word = asks_changes(text), names_version(text)
     if lang == "ru":
         tokens, spans = nlp.parse(text)
         entities = _entities(tokens, spans)
         focus = find_focus(tokens)
         terms = _terms(tokens, entities, focus)
         kinds = tuple(dict.fromkeys(k for k in (focus.kind, *other_kinds(tokens, focus)) if k))
-        return Question(text, lang, tuple(tokens), entities, named, versions, focus, terms, kinds)
+        return Question(
+            text, lang, tuple(tokens), entities, named, versions, focus, terms, kinds,
+            asks_changes=changes, names_version=version_word,
+        )  # fmt: skip
     words = [w for _, _, w in nlp.tokenize(text)]
     focus = find_focus_english(words)
     entities = tuple(Entity("person", name, a, b) for a, b, name in english_persons(text))
@@ -105,7 +111,10 @@ def read(text: str) -> Question:
         and not is_stop(w.casefold()) and not PLACEHOLDER.fullmatch(w)
     )  # fmt: skip
     kinds = (focus.kind,) if focus.kind else ()
-    return Question(text, lang, (), entities, named, versions, focus, _dedupe(terms), kinds)
+    return Question(
+        text, lang, (), entities, named, versions, focus, _dedupe(terms), kinds,
+        asks_changes=changes, names_version=version_word,
+    )  # fmt: skip
 
 
 def _entities(tokens: list[nlp.Parsed], spans: list[nlp.Span]) -> tuple[Entity, ...]:
