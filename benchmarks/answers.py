@@ -66,9 +66,9 @@ def gold_keys() -> tuple[dict[int, str], dict[int, str]]:
 
 
 def ask(question: str, user) -> dict:
-    from chat.answer.serialize import message_json
     from chat.models import Conversation
     from chat.pipeline import answer_now
+    from chat.present.serialize import message_json
 
     conversation = Conversation.objects.create(user=user, title=question[:120])
     message = answer_now(conversation, question, user=user, llm=None)

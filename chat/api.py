@@ -13,10 +13,10 @@ from django.http import HttpRequest, JsonResponse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from chat.answer.serialize import message_json
 from chat.models import AssistantProfile, Conversation
 from chat.pipeline import answer_now
 from chat.pipeline.guard import chat_enabled
+from chat.present.serialize import message_json
 from knowledge.embedding import EmbeddingModelMismatch
 from portal.api_auth import api_token_required
 from portal.params import id_param, unstorable

@@ -12,8 +12,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET
 from django.views.decorators.vary import vary_on_headers
 
-from chat.answer.presenting import turn_context
 from chat.models import AssistantProfile, Message
+from chat.present.presenting import turn_context
 from portal.params import id_param, within_dates
 
 

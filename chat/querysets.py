@@ -6,7 +6,7 @@ headings, a refusal's near misses: ``Message.tile_documents``). A viewer may rea
 may read every one of those documents (``knowledge.querysets``: restricted sources, private
 ones); otherwise pages about it say that it is about a source they may not read, without its
 text. The asker is held to the same rule when their answer is shown again
-(``chat.answer.presenting.readable_sources``). Ratings, regression cases, evaluation results
+(``chat.present.presenting.readable_sources``). Ratings, regression cases, evaluation results
 and audit details that come from a message follow this rule (their querysets call it).
 """
 

@@ -16,10 +16,10 @@ from django.utils.html import escape
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from chat.answer.presenting import turn_context
 from chat.models import AssistantProfile, ChatSettings, Conversation, Message
 from chat.pipeline import claim, start_message, stream_answer, take_over
 from chat.pipeline.guard import chat_enabled
+from chat.present.presenting import turn_context
 from portal import audit
 from portal.capacity import claim_stream, release_connection, too_many_streams
 from portal.params import id_param

@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass
 
 from django.conf import settings
 
-from chat.answer.llm import LLM, LlmUnavailable, build_llm
 from chat.answer.prompts import fence
+from portal.llm import LLM, LlmUnavailable, build_llm
 
 PROMPT_VERSION = "judge-2026-12-1"  # the texts are fenced (chat.answer.prompts.fence)
 

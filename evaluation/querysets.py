@@ -31,7 +31,7 @@ def _gold_hidden(table: str, field: str, user) -> RawSQL:
 
 def _sources_hidden(table: str, field: str, user) -> Exists:
     """True for a row whose stored sources (a JSON list of {"document_id", ...} in ``field``,
-    as ``chat.answer.serialize`` writes them) name a document ``user`` may not read: the
+    as ``chat.present.serialize`` writes them) name a document ``user`` may not read: the
     answer's message may be gone, its copy in the row is not."""
     named = RawSQL(
         f"SELECT (source.item->>'document_id')::bigint FROM jsonb_array_elements({table}.{field}) "

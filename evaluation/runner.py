@@ -17,10 +17,9 @@ from django.conf import settings
 from django.utils import timezone
 
 from chat.answer import prompts
-from chat.answer.llm import get_llm
-from chat.answer.serialize import message_json
 from chat.models import Conversation
 from chat.pipeline import answer_now
+from chat.present.serialize import message_json
 from evaluation import judge as judging
 from evaluation import metrics
 from evaluation.cases import Case
@@ -30,6 +29,7 @@ from knowledge.embedding import get_embedder
 from knowledge.models import Document, DocumentVersion
 from knowledge.retrieval.rerank import get_reranker
 from knowledge.retrieval.weights import weights
+from portal.llm import get_llm
 
 # The ranking's weights a run records (``knowledge.retrieval.weights``), by their variables'
 # names without "KB_" ("search_min_score"), as runs have always been compared.

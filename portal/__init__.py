@@ -1,1 +1,1 @@
-"""Knowledge Belt portal: settings, URLs, users and login, the Celery app, embedded services."""
+"""Knowledge Belt portal: settings, URLs, users and login, the Celery app, embedded services, the LLM client."""

@@ -12,8 +12,8 @@ import re
 
 from django.utils.translation import gettext as _
 
-from chat.answer.llm import LLM, get_llm
 from knowledge.models import Chunk, Document, Source
+from portal.llm import LLM, get_llm
 from scenarios import mindmap, questions
 from scenarios.corpus import corpus_for
 from scenarios.documents import readable_documents

@@ -13,8 +13,8 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from chat.answer.llm import LLM, LlmUnavailable
 from chat.answer.prompts import fence
+from portal.llm import LLM, LlmUnavailable
 
 MAX_SUGGESTIONS = 6
 

@@ -1,1 +1,1 @@
-"""Building the answer text: quoted passages, prompts and the LLM, citations, wording, shapes."""
+"""Building the answer text: quoted passages, prompts, citations, wording."""

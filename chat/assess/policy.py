@@ -17,13 +17,13 @@ from difflib import SequenceMatcher
 import numpy as np
 
 from chat.answer.citations import cited_numbers
-from chat.answer.llm import LLM, LlmUnavailable
 from chat.answer.prompts import CLASSIFY_SYSTEM, REFORMULATE_SYSTEM
 from knowledge.models import Chunk
 from knowledge.question import Question, nlp
 from knowledge.question.named import is_identifier, latin_names
 from knowledge.retrieval.types import Candidate, SearchResult
 from knowledge.retrieval.weights import weights
+from portal.llm import LLM, LlmUnavailable
 
 _REFUSAL = re.compile(
     r"(нет (?:ответа|информации|сведений|данных)|не (?:содерж|упомина|описан|указан\w* ответ)|"

@@ -15,11 +15,11 @@ from typing import Any
 
 from django.conf import settings
 
-from chat.answer.serialize import message_json
 from chat.models import AssistantProfile, Conversation
 from chat.moderation import rules as moderation
 from chat.pipeline import answer_now
 from chat.pipeline.guard import chat_enabled
+from chat.present.serialize import message_json
 from knowledge.embedding import EmbeddingModelMismatch
 from knowledge.models import Source
 from knowledge.retrieval.hits import describe, result_summary

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from chat.answer.llm import LLM, get_llm
 from chat.models import Conversation, Message
 from chat.pipeline.events import Event
 from chat.pipeline.guard import redact
@@ -20,6 +19,7 @@ from chat.pipeline.steps import STEPS
 from chat.pipeline.storing import finish
 from chat.pipeline.turn import Final, Turn
 from knowledge.question import read
+from portal.llm import LLM, get_llm
 
 __all__ = [
     "Final",

@@ -6,13 +6,13 @@ from collections.abc import Generator
 
 from chat.answer import wording
 from chat.answer.citations import clean_citations
-from chat.answer.llm import LlmUnavailable, Usage, temperature_for
 from chat.answer.prompting import build_messages
 from chat.models import Message
 from chat.pipeline.events import Event
 from chat.pipeline.storing import mark_cited, store_sources
 from chat.pipeline.turn import Final, Turn
 from chat.pipeline.versions import diff_sources
+from portal.llm import LlmUnavailable, Usage, temperature_for
 
 
 def answer_from_diff(turn: Turn, comparison) -> Generator[Event, None, Final]:

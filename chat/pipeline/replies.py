@@ -10,7 +10,6 @@ from collections.abc import Generator
 from chat.answer import wording
 from chat.answer.citations import clean_citations
 from chat.answer.extractive import extractive_answer
-from chat.answer.llm import LlmUnavailable, Usage, temperature_for
 from chat.answer.prompting import build_messages
 from chat.assess import policy
 from chat.assess.evidence import mark_unsupported
@@ -19,6 +18,7 @@ from chat.pipeline import outcomes
 from chat.pipeline.events import Event
 from chat.pipeline.storing import mark_cited
 from chat.pipeline.turn import Final, Turn
+from portal.llm import LlmUnavailable, Usage, temperature_for
 
 logger = logging.getLogger(__name__)
 

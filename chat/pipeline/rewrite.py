@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 
-from chat.answer.llm import LLM, LlmUnavailable
 from chat.answer.prompts import REWRITE_SYSTEM
 from chat.assess.policy import looks_like_refusal
+from portal.llm import LLM, LlmUnavailable
 
 _FOLLOW_UP = re.compile(
     r"^\s*(?:а|и|но|тогда|а\s+если|and|but|also|what about|how about)\b"

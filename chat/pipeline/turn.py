@@ -6,12 +6,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from chat.answer.llm import LLM
 from chat.answer.prompting import PromptSource
 from chat.assess.answerability import Answerability
 from chat.models import Message
 from knowledge.question import Question
 from knowledge.retrieval.types import Filters, SearchResult
+from portal.llm import LLM
 
 
 @dataclass

@@ -4,7 +4,6 @@ naming one older version is answered from that version."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from django.urls import reverse
@@ -21,15 +20,6 @@ from knowledge.versions.services import (
     find_document,
     latest_two,
 )
-
-_CHANGE = re.compile(
-    r"(изменил|изменени|разниц|различ|отлич|нового|поменял|правк|добавил|удалил|сравн|"
-    r"changed|changes|difference|differ|compare|what'?s new|what is new|added|removed)",
-    re.IGNORECASE,
-)
-
-
-_NAMES_VERSION = re.compile(r"верси|редакц|коммит|version|revision|commit", re.IGNORECASE)
 
 
 @dataclass
@@ -48,10 +38,11 @@ def detect(question: str, user, reading: Question | None = None) -> VersionInten
     version of the document gives an intent with ``missing`` (answered "no such version"
     with the versions that exist), never a diff of two other versions.
     """
-    found = list((reading or read(question)).versions)
+    reading = reading or read(question)
+    found = list(reading.versions)
     # Two versions named ("between the 2022-02-08 and the 2022-02-21 versions") ask what
     # changed from one to the other, whatever verb the question uses.
-    wants_changes = bool(_CHANGE.search(question)) or len({m.ref for m in found}) >= 2
+    wants_changes = reading.asks_changes or len({m.ref for m in found}) >= 2
     if not found and not wants_changes:
         return None
     document = _document(question, found, user)
@@ -60,7 +51,7 @@ def detect(question: str, user, reading: Question | None = None) -> VersionInten
     versions = _ready_versions(document)
     named = [refs.resolve([m.ref], versions, exact=wants_changes) for m in found]
     missing = [m.text or _describe(m.ref) for m, hit in zip(found, named, strict=True) if not hit]
-    if missing and (wants_changes or _NAMES_VERSION.search(question)):
+    if missing and (wants_changes or reading.names_version):
         return VersionIntent(document, missing=missing, available=versions)
     found = [m for m, hit in zip(found, named, strict=True) if hit]
     chosen = refs.resolve([m.ref for m in found], versions, exact=wants_changes) if found else []

@@ -2,9 +2,9 @@
 
 Language, tokens with lemmas, parts of speech and the dependency parse, named entities
 (persons, organisations, places), identifiers, Latin words and abbreviations, version
-references, the asked focus and the kind of fact asked. Search, the answerability check, the
-answer policy, the extractive answer and the version detector read it; none of them parses the
-question again. The only module of the code base that stems, detects language or lists stop
+references (and whether the question asks what changed or names a version), the asked focus
+and the kind of fact asked. Search, the answerability check, the answer policy, the extractive
+answer and the version detector read it; none of them parses the question again. The only module of the code base that stems, detects language or lists stop
 words is this package (``tests/knowledge/question/test_one_reading.py`` holds it so).
 """
 

@@ -11,7 +11,9 @@ The router, the chat's version answers and the pages all read a question's versi
   else the nearest;
 - relative words without a date: "предыдущая", "последняя", "первая", "previous", "latest".
 
-Each reference comes with its position, so a pair reads in the order it was written.
+Each reference comes with its position, so a pair reads in the order it was written. Besides
+the references: whether the question asks what changed (``asks_changes``) and whether it says
+"version", "revision" or "commit" at all (``names_version``).
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ _ORDINALS = [
 ]
 _ORDINAL = re.compile(r"\b(" + "|".join(pattern for _, pattern in _ORDINALS) + r")\b", re.I)
 _VERSION_WORD = re.compile(r"верси|редакц|version|revision|commit|коммит", re.I)
+_CHANGE = re.compile(
+    r"(изменил|изменени|разниц|различ|отлич|нового|поменял|правк|добавил|удалил|сравн|"
+    r"changed|changes|difference|differ|compare|what'?s new|what is new|added|removed)",
+    re.IGNORECASE,
+)
 _SHA_WORD = re.compile(r"\b(?:sha|hash|хеш|хэш|ревизи\w*)\b", re.I)
 _SAME_DAY = re.compile(r"того же дня|тот же день|same day|that day", re.I)
 _RELATIVE = [
@@ -167,6 +174,17 @@ def find_refs(text: str) -> list[Mention]:
                 taken.add(m.start())
     mentions.sort(key=lambda m: m.start)
     return _strongest(mentions)
+
+
+def asks_changes(text: str) -> bool:
+    """The question asks what changed, what differs or what is new (a version comparison)."""
+    return bool(_CHANGE.search(text))
+
+
+def names_version(text: str) -> bool:
+    """The question says "version", "revision" or "commit" (a reference that finds no version
+    of the document is then a version that does not exist, not some other figure)."""
+    return bool(_VERSION_WORD.search(text))
 
 
 def _is_sha(text: str, match: re.Match[str], others) -> bool:

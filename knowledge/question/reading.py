@@ -14,7 +14,7 @@ from knowledge.question.focus import (
     other_kinds,
     unit_kinds,
 )
-from knowledge.question.mentions import Mention, find_refs
+from knowledge.question.mentions import Mention, asks_changes, find_refs, names_version
 from knowledge.question.named import PLACEHOLDER, named_things
 from knowledge.question.persons import english_persons
 from knowledge.question.words import CONTENT_POS, FUNCTION_WORDS_EN, GOST_NAMES, is_stop
@@ -60,6 +60,8 @@ class Question:
 
     kinds: tuple[str, ...] = ()  # every kind of fact the question asks, the focus's first
     documents: DocumentNames = field(default_factory=DocumentNames)  # how it names documents
+    asks_changes: bool = False  # what changed, what differs, what is new (a comparison)
+    names_version: bool = False  # says "version", "revision" or "commit"
 
     @property
     def kind(self) -> str:
@@ -96,6 +98,7 @@ def read(text: str) -> Question:
     named = tuple(named_things(text, document_words=GOST_TYPES))
     versions = tuple(find_refs(text))
     documents = document_names(text)
+    changes, version_word = asks_changes(text), names_version(text)
     if lang == "ru":
         tokens, spans = nlp.parse(text)
         entities = _entities(tokens, spans)
@@ -104,8 +107,9 @@ def read(text: str) -> Question:
         asked = (focus.kind, *other_kinds(tokens, focus), *unit_kinds(tokens))
         kinds = tuple(dict.fromkeys(k for k in asked if k))
         return Question(
-            text, lang, tuple(tokens), entities, named, versions, focus, terms, kinds, documents
-        )
+            text, lang, tuple(tokens), entities, named, versions, focus, terms, kinds, documents,
+            asks_changes=changes, names_version=version_word,
+        )  # fmt: skip
     words = [w for _, _, w in nlp.tokenize(text)]
     focus = find_focus_english(words)
     entities = tuple(Entity("person", name, a, b) for a, b, name in english_persons(text))
@@ -118,8 +122,9 @@ def read(text: str) -> Question:
     )  # fmt: skip
     kinds = (focus.kind,) if focus.kind else ()
     return Question(
-        text, lang, (), entities, named, versions, focus, _dedupe(terms), kinds, documents
-    )
+        text, lang, (), entities, named, versions, focus, _dedupe(terms), kinds, documents,
+        asks_changes=changes, names_version=version_word,
+    )  # fmt: skip
 
 
 def _entities(tokens: list[nlp.Parsed], spans: list[nlp.Span]) -> tuple[Entity, ...]:

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from chat.answer.llm import OpenAICompatibleLLM
 from chat.models import Conversation
+from portal.llm import OpenAICompatibleLLM
 from tests.conftest import CORPUS, ingest_folder
 from tests.llm_server import LlmTestServer
 

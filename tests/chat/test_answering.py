@@ -8,9 +8,9 @@ import json
 import pytest
 from django.core.management import call_command
 
-from chat.answer.llm import OpenAICompatibleLLM
 from chat.models import Conversation, Message
 from chat.pipeline import answer_now
+from portal.llm import OpenAICompatibleLLM
 from tests.llm_server import LlmTestServer
 
 pytestmark = pytest.mark.django_db

@@ -21,9 +21,9 @@ pytestmark = pytest.mark.django_db
 def test_the_answers_prompt_fences_closing_tags_in_any_case_and_spacing(
     demo_kb, llm_server, settings, bob
 ):
-    from chat.answer.llm import get_llm
     from chat.models import Conversation
     from chat.pipeline import answer_now
+    from portal.llm import get_llm
 
     settings.LLM_BASE_URL = llm_server.base_url
     get_llm.cache_clear()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from chat.answer.presenting import answer_html
 from chat.models import Message, MessageSource
+from chat.present.presenting import answer_html
 
 pytestmark = pytest.mark.django_db
 

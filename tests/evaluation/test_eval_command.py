@@ -14,7 +14,6 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from chat.answer.llm import get_llm
 from chat.models import Conversation
 from chat.pipeline import answer_now
 from evaluation import judge as judging
@@ -22,6 +21,7 @@ from evaluation.cases import read_files
 from evaluation.models import EvalRun, RegressionCase
 from evaluation.runner import run_cases
 from feedback.services import rate_answer
+from portal.llm import get_llm
 
 pytestmark = pytest.mark.django_db  # the demo knowledge base lives in the test database
 

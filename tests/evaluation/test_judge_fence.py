@@ -25,7 +25,7 @@ def _judge_request(served_llm) -> str:
 def test_the_judge_fences_the_texts_it_grades(demo_kb, llm_server, settings, tmp_path):
     from django.core.management import call_command
 
-    from chat.answer.llm import get_llm
+    from portal.llm import get_llm
 
     settings.LLM_BASE_URL = settings.JUDGE_BASE_URL = llm_server.base_url
     settings.LLM_MODEL, settings.JUDGE_MODEL = "kb-test", "kb-judge"

@@ -158,7 +158,7 @@ def test_the_coverage_page_shows_the_table_uncovered_first(tmp_path, client, bob
 
 
 def test_with_the_llm_down_the_map_is_kept_and_says_no_checks_were_suggested(tmp_path, bob):
-    from chat.answer.llm import OpenAICompatibleLLM
+    from portal.llm import OpenAICompatibleLLM
     from tests.llm_server import LlmTestServer
 
     ingest_specs(tmp_path)

@@ -8,9 +8,9 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext as _
 
-from chat.answer.serialize import message_json
 from chat.models import AssistantProfile, Conversation
 from chat.pipeline import answer_now
+from chat.present.serialize import message_json
 from portal.accounts import command_user
 
 

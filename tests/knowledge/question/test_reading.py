@@ -134,6 +134,21 @@ def test_an_ordinal_takes_the_date_it_introduces():
 
 
 @pytest.mark.parametrize(
+    ("text", "changes", "version_word"),
+    [
+        ("What's new in the backup guide?", True, False),
+        ("Покажи редакцию 3 регламента отпусков", False, True),
+        ("Who signs the leave policy?", False, False),
+    ],
+)
+def test_the_reading_says_whether_a_question_asks_what_changed_or_names_a_version(
+    text, changes, version_word
+):
+    reading = read(text)
+    assert (reading.asks_changes, reading.names_version) == (changes, version_word)
+
+
+@pytest.mark.parametrize(
     ("lemma", "pos", "stop"),
     [
         ("в", "ADP", True),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from chat.answer.presenting import answered_from
 from chat.models import Message
+from chat.present.presenting import answered_from
 
 
 def message_json(message: Message, *, base_url: str = "") -> dict:
