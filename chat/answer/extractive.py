@@ -30,7 +30,6 @@ from knowledge.retrieval.fusion import meaning_score
 from knowledge.tables import markdown_cells
 from knowledge.units import Unit, is_link_only, quotable, units
 
-_WORD = re.compile(r"\w{3,}", re.UNICODE)
 QUOTED = 3  # passages quoted
 LENGTH = 1150  # characters of quotes in all (the labels and links come on top)
 LEAD_SHARE = 0.55  # of LENGTH, for the passage holding the asked fact
