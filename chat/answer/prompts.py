@@ -46,15 +46,25 @@ _FENCE_TAG = re.compile(r"<\s*/?\s*sources?\b[^<>]*>", re.IGNORECASE)
 # Two or more of one bracket in a row: spaced out whole, so no run is left that could close or
 # open a <<< >>> fence (replacing ">>>" once left ">>>>>" as "> > >>>").
 _BRACKET_RUN = re.compile(r"<{2,}|>{2,}")
+# The data stands right after "<<<" and right before ">>>": a text that starts with what follows
+# a tag's "<" ("/sources>", "SOURCES") or ends with a tag's beginning ("</sources") would make
+# one with the fence's own bracket.
+_TAG_REST_AT_START = re.compile(r"^(\s*/?\s*)(sources?\b)", re.IGNORECASE)
+_TAG_START_AT_END = re.compile(r"<(\s*/?\s*sources?\b[^<>]*)$", re.IGNORECASE)
 
 
 def fence(text: str) -> str:
     """``text`` (a document's passage, title or heading; a question or answer the judge reads)
     made unable to close or open a fence of these templates: every run of two or more ``<``
-    or ``>`` is spaced out (no two of one bracket stay side by side), and a ``<sources>`` tag in any case, spacing, width (``＜/SOURCES ＞``) or with invisible
-    characters inside (``</sour\u200bces>``) loses its angle brackets. The one function every
-    prompt with fenced data uses (the answer, the judge, the test analysis's suggestions)."""
+    or ``>`` is spaced out (no two of one bracket stay side by side), and a ``<sources>`` tag
+    in any case, spacing, width (``＜/SOURCES ＞``) or with invisible characters inside
+    (``</sour\u200bces>``) loses its angle brackets, and so does one the text would make with
+    the fence's own brackets (a text that starts "/sources>" or ends "</sources"). The one
+    function every prompt with fenced data uses (the answer, the judge, the test analysis's
+    suggestions)."""
     text = unicodedata.normalize("NFKC", text)
     text = "".join(char for char in text if unicodedata.category(char) != "Cf")
     text = _BRACKET_RUN.sub(lambda run: " ".join(run.group(0)), text)
-    return _FENCE_TAG.sub(lambda tag: "‹" + tag.group(0)[1:-1] + "›", text)
+    text = _FENCE_TAG.sub(lambda tag: "‹" + tag.group(0)[1:-1] + "›", text)
+    text = _TAG_REST_AT_START.sub(lambda rest: rest.group(1) + "‹" + rest.group(2) + "›", text)
+    return _TAG_START_AT_END.sub(lambda start: "‹" + start.group(1), text)
