@@ -80,8 +80,9 @@ def sheet_location(chunk: Chunk, language: str) -> str:
 def _items(hits, question: str) -> dict[int, Chunk]:
     """Checklist table piece id -> the one item (row unit) it is cited as, for the pieces a
     question points at one row of: the row sharing more of the question's words (lemmas,
-    ``knowledge.question.matching``) than any other row, or, when no row shares any, the row unit whose meaning found the piece. A question
-    about the whole section (its words in every row alike) is cited as the piece."""
+    ``knowledge.question.matching``) than any other row, or, when no row shares any, the row
+    unit whose meaning found the piece. A question about the whole section (its words in every
+    row alike) is cited as the piece."""
     pieces = {
         (c.version_id, c.position): c.pk
         for c in Chunk.objects.filter(pk__in=[hit.chunk_id for hit in hits], meta__checklist=True)
