@@ -80,6 +80,8 @@ class Asked:
         named = tuple(
             n.casefold() for n in question.named if not PLACEHOLDER.fullmatch(n) and len(n) > 1
         )
+        # A name made of names already here ("Azure DevOps": "Azure", "DevOps") counts once.
+        named = tuple(n for n in named if not (" " in n and set(n.split()) <= set(named)))
         kinds = tuple(k for k in question.kinds if checkable(k))
         return cls(weights, named, kinds, question.text)
 

@@ -24,6 +24,7 @@ _FACT_NAMES = {
     "deadline": gettext_noop("the deadline"),
     "size": gettext_noop("the size"),
     "date": gettext_noop("the date"),
+    "moment": gettext_noop("the date"),
     "year": gettext_noop("the year"),
     "version": gettext_noop("the version number"),
     "person": gettext_noop("the name"),

@@ -55,6 +55,7 @@ WINDOW = 3  # sentences read together when the question points back ("такая
 _ROW = re.compile(r"^\s*\|.*\|\s*$")
 _RULE = re.compile(r"^[\s|:-]+$")
 _CONNECTIVES = {"или", "либо", "чем", "or", "than", "vs", "vs.", "versus", "против"}
+_CYRILLIC = re.compile(r"[А-ЯЁа-яё]")
 _COMPARATIVE = re.compile(r"\b(?:или|либо|чем|or|than|vs\.?|versus|против)\b", re.I)
 
 
@@ -296,6 +297,9 @@ def _present(thing: str, text: str) -> bool:
     low = text.casefold()
     if thing.casefold() in low:
         return True
+    if not _CYRILLIC.search(thing) and " " in thing:
+        # Latin words do not decline: a name of several ("Azure DevOps") stands as written.
+        return " ".join(thing.casefold().split()) in " ".join(low.split())
     words = matching.WORD.findall(thing)
     if not words or any(len(w) < 4 for w in words):
         return False

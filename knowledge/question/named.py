@@ -26,6 +26,9 @@ _ABBREVIATION = re.compile(r"\b[А-ЯЁ]{2,6}\b")
 _QUOTED = re.compile(r"«([^»]{2,40})»|\"([^\"]{2,40})\"")
 PLACEHOLDER = re.compile(r"\[(?:card|e-mail|phone|passport|INN|SNILS|person)\]")
 _FIGURE = re.compile(r"\b\d+(?:[.,:]\d+)+\b|\b\d{4}(?:\s\d{4}){1,3}\b")
+# Two or more capitalised Latin words in a row: one name in a Russian text ("Azure DevOps",
+# "Apache Kafka Streams"), which its words apart do not make.
+_LATIN_RUN = re.compile(r"\b[A-Z][\w+#.-]*(?: [A-Z][\w+#.-]*)+\b")
 
 
 def is_identifier(word: str) -> bool:
@@ -62,7 +65,8 @@ def latin_names(text: str) -> list[str]:
 
 def named_things(text: str, *, document_words: frozenset[str] = frozenset()) -> list[str]:
     """Placeholders, quoted names, figures, identifiers (every Latin word of a Russian
-    question) and abbreviations, each once; ``document_words`` (abbreviations that name the
+    question), abbreviations and, in a Russian text, runs of capitalised Latin words (the
+    name they make together: "Azure DevOps" besides "Azure" and "DevOps"), each once; ``document_words`` (abbreviations that name the
     documents themselves) left out."""
     russian = bool(_CYRILLIC.search(text))
     found: list[str] = [m[0] for m in PLACEHOLDER.finditer(text)]
@@ -77,6 +81,8 @@ def named_things(text: str, *, document_words: frozenset[str] = frozenset()) -> 
         if (russian and len(word) >= 2) or is_identifier(word):
             found.append(word)
     found += [m[0] for m in _ABBREVIATION.finditer(text)]
+    if russian:
+        found += [m[0] for m in _LATIN_RUN.finditer(text)]
     unique: list[str] = []
     seen: set[str] = set(document_words)
     for thing in found:

@@ -43,6 +43,7 @@ ALSO = {
     "number": ("price", "percent", "duration", "size"),
     "year": ("date",),
     "deadline": ("duration", "date"),
+    "moment": ("date", "year"),  # when something happened: a date, or the year
     "organisation": ("name",),
     "person": (),
     "place": (),

@@ -35,7 +35,8 @@ def common_names(
     names: Iterable[str], visible_source_ids: list[int] | None = None, *, share: float = 0.005
 ) -> set[str]:
     """The named things (one word each) that at least ``share`` of the chunks hold, lower-cased:
-    "Google", "Android" in a knowledge base about mobile testing."""
+    "Google", "Android" in a knowledge base about mobile testing. A thing of several lexemes
+    ("4.5:1": "4.5" and "1") is common only when each of them is."""
     names = [n for n in names if " " not in n]
     if not names:
         return set()
@@ -47,5 +48,5 @@ def common_names(
     return {
         n.casefold()
         for n, found in lexemes.items()
-        if found and max(df.get(x, 0) for x in found) >= floor
+        if found and min(df.get(x, 0) for x in found) >= floor
     }

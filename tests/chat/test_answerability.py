@@ -45,6 +45,22 @@ def test_a_deadline_is_answered_by_a_date_or_by_a_span():
     assert missing.decision != "answer" and missing.asked == "deadline"
 
 
+def test_a_name_of_latin_words_stands_in_the_evidence_as_written():
+    asked = "Как опубликовать сборку в Azure DevOps?"
+    apart = _check(asked, "Сборку публикуют через портал Azure. DevOps-сборку подписывают ключом.")
+    assert apart.decision != "answer" and apart.named_missing == ["Azure DevOps"]
+    together = _check(asked, "Сборку публикуют в Azure  DevOps через портал разработчика.")
+    assert together.decision == "answer", together.reason
+
+
+def test_when_something_happened_is_answered_by_a_date_or_a_year():
+    asked = "Когда вышла первая версия стандарта?"
+    dated = _check(asked, "Первая версия стандарта вышла в марте 2019 года.")
+    assert dated.decision == "answer", dated.reason
+    undated = _check(asked, "Первая версия стандарта вышла после долгого обсуждения.")
+    assert undated.decision != "answer" and undated.asked == "moment"
+
+
 def test_a_word_naming_the_documents_is_never_the_focus():
     question = read("Сколько по вики обычно длится ретроспектива?")
     assert question.focus.lemma == "ретроспектива"

@@ -41,6 +41,10 @@ def test_documents_get_the_text_search_configuration_of_their_script():
         ("Почему сборка падает по ночам?", "сборка", "reason"),
         ("Как зовут владельца продукта?", "владелец", "person"),
         ("Сколько серверов в кластере?", "сервер", "number"),
+        ("Когда вышла первая версия стандарта?", "версия", "moment"),
+        ("Когда был утверждён план испытаний?", "план", "moment"),
+        ("Когда запускать ночную сборку?", "сборка", ""),
+        ("Когда проводится нагрузочное тестирование?", "тестирование", ""),
     ],
 )
 def test_the_focus_and_the_kind_of_fact_come_from_the_parse(text, lemma, kind):
@@ -114,6 +118,12 @@ def test_persons_are_read_in_russian_and_english():
 def test_named_things_are_identifiers_latin_words_and_abbreviations():
     question = read("Как OrderService передаёт события в Kafka через СУБД?")
     assert {"OrderService", "Kafka", "СУБД"} <= set(question.named)
+
+
+def test_capitalised_latin_words_in_a_row_are_also_one_name():
+    question = read("Как отправить сборку в Azure DevOps через Apache Kafka Streams?")
+    assert {"Azure DevOps", "Apache Kafka Streams", "Azure", "DevOps"} <= set(question.named)
+    assert "Azure DevOps" not in read("Azure DevOps or Jira: which is cheaper?").named
 
 
 @pytest.mark.parametrize(
