@@ -29,7 +29,7 @@ def test_a_lemma_counts_when_a_document_has_only_another_of_its_forms(db):
 
 
 def test_a_name_of_several_lexemes_is_common_only_when_each_of_them_is(db):
-    """"4.5:1" is read as "4.5" and "1": a knowledge base full of ones does not make the
+    """The ratio "4.5:1" is read as "4.5" and "1": a knowledge base full of ones does not make the
     ratio common (then the evidence need not hold it, and a trick question passes)."""
     source = Source.objects.create(name="Notes")
     for i in range(3):
