@@ -288,8 +288,9 @@ def _choose(scored: list[Scored], limit: int, *, lead: Scored | None) -> list[Sc
     """The units to quote: the lead first when it is here (else the passage's best), the unit
     after it when it goes on in prose, then the best others that hold at least
     ``KEEP`` of its relevance, within ``limit`` characters and ``UNITS`` units; in the
-    passage's order after the first. A document's own question stays before the unit
-    answering it."""
+    passage's order after the first (the items of the first's list right after it). Another
+    list a quoted unit opens or belongs to comes whole (``_complete``). A document's own
+    question stays before the unit answering it."""
     if not scored:
         return []
     ranked = sorted(scored, key=lambda s: (-s.score, s.unit.order))
@@ -337,18 +338,38 @@ def _choose(scored: list[Scored], limit: int, *, lead: Scored | None) -> list[Sc
         chosen.append(item)
         heads.update(item.unit.head)
         used += length + 1
+    _complete(chosen, scored, by_order, listed, heads, limit - used)
     for item in list(chosen):  # the question a chosen unit answers comes with it
         before = by_order.get(item.unit.order - 1)
         if before is not None and before.unit.asks and before not in chosen:
             chosen.append(before)
     rest = sorted(
-        (s for s in chosen if s is not first and s not in leaned), key=lambda s: s.unit.order
+        (s for s in chosen if s is not first and s not in leaned),
+        key=lambda s: (not (listed and s.unit.items == listed), s.unit.order),
     )
     before_first = by_order.get(first.unit.order - 1)
     if before_first is not None and before_first in rest and before_first.unit.asks:
         rest.remove(before_first)
         return [*leaned, before_first, first, *rest]
     return [*leaned, first, *rest]
+
+
+def _complete(chosen, scored, by_order, listed, heads, room: int) -> None:
+    """Add to ``chosen`` each other list one of its units opens or belongs to, whole: the
+    opening line and the items, when they fit in ``room`` characters and ``UNITS`` units (a
+    list cut after one item misleads: "1-й столбец …" without the second and third)."""
+    lists = {s.unit.items for s in chosen if s.unit.items} | {_list_of(s, by_order) for s in chosen}
+    for own in sorted(lists - {0, listed}):
+        members = [s for s in scored if s.unit.items == own and s not in chosen]
+        opener = next(
+            (s for s in scored if not s.unit.items and _list_of(s, by_order) == own), None
+        )
+        if opener is not None and opener not in chosen:
+            members.insert(0, opener)
+        length = sum(_length(s.unit, heads) + 1 for s in members)
+        if members and length <= room and len(members) <= UNITS:
+            chosen.extend(members)
+            room -= length
 
 
 def _leaned_on(first: Scored, by_order: dict[int, Scored]) -> list[Scored]:

@@ -141,3 +141,18 @@ def test_a_word_every_sentence_holds_weighs_less_than_a_rare_one():
         Passage(1, "Сервис", "", page),
     )
     assert "Архивы и подписи проверяет планировщик каждую ночь." in text
+
+
+def test_another_list_a_quoted_item_belongs_to_is_quoted_whole_and_in_order():
+    page = (
+        "Памятка проверок стажёра ведётся в таблице. "
+        "Таблица памятки проверок стажёра хранится в вики команды.\n\n"
+        "Колонки у неё такие:\n\n"
+        "- первая: названия проверок стажёра;\n"
+        "- вторая для отметки: pass/fail;\n"
+        "- третья под заметки.\n"
+    )
+    text = answer("Где хранится таблица памятки проверок стажёра?", Passage(1, "Памятка", "", page))
+    assert text.index("хранится в вики") < text.index("Колонки у неё такие")
+    positions = [text.index(s) for s in ("Колонки у неё такие", "первая:", "вторая", "третья")]
+    assert positions == sorted(positions)
