@@ -14,8 +14,10 @@ passed the minimum score; this looks at what did pass, in this order:
    ``KB_MEANING_REFUSE_BELOW`` (set on questions the knowledge base cannot answer and kb_dev's
    answerable ones, ``benchmarks/meaning.py --kb``), the documents do not speak of it: refused.
    Not applied before the second vectors are in, nor to a question naming its document.
-2. **Named things** (identifiers, Latin words, abbreviations, quoted names): each must appear in
-   the evidence, unless many chunks hold it (then a paraphrase may say it otherwise).
+2. **Named things** (identifiers, Latin words, abbreviations, quoted names): each one the
+   asking sentence names must appear in the evidence, unless many chunks hold it (then a
+   paraphrase may say it otherwise); one named only in the sentences before it sets the
+   scene ("Наш DBA просит … . Когда проводят нагрузочное тестирование?").
 3. **Things compared** ("X или Y", "X vs Y"): a passage must speak of both.
 4. **The value asked**: a number, a price, a duration, a size, a date, a year, a version, a
    person, an organisation or a place. A passage about the question's focus must hold a value
@@ -139,10 +141,14 @@ def check(
     text = "\n".join(p.text for p in passages)
     # A redacted e-mail or phone ("[phone]") is the asker's, never the documents': not a
     # named thing the evidence must hold.
+    asking = _asking_sentence(question)
     named_missing = [
         n
         for n in question.named
-        if not PLACEHOLDER.fullmatch(n) and n.casefold() not in common and not _present(n, text)
+        if not PLACEHOLDER.fullmatch(n)
+        and n.casefold() not in common
+        and n in asking
+        and not _present(n, text)
     ]
     result = replace(result, named_missing=named_missing)
     if result.named_missing:
@@ -305,6 +311,18 @@ def _present(thing: str, text: str) -> bool:
         return False
     lemmas = {nlp.lemma(w) for w in matching.WORD.findall(text)}
     return all(nlp.lemma(w) in lemmas for w in words)
+
+
+def _asking_sentence(question: Question) -> str:
+    """The sentence that asks (the last with a question mark, else the last): the sentences
+    before it set the scene ("Наш DBA просит … . Когда проводят нагрузку?")."""
+    tokens = question.tokens
+    if not tokens:
+        return question.text
+    marked = [t.sentence for t in tokens if t.text == "?"]
+    sentence = marked[-1] if marked else tokens[-1].sentence
+    start = min(t.start for t in tokens if t.sentence == sentence)
+    return question.text[start:]
 
 
 def _compared(question: Question) -> list[str]:

@@ -53,6 +53,17 @@ def test_a_name_of_latin_words_stands_in_the_evidence_as_written():
     assert together.decision == "answer", together.reason
 
 
+def test_a_name_only_in_the_sentences_before_the_question_sets_the_scene():
+    evidence = "Нагрузочное тестирование стенда проводят по ночам, когда пользователей нет."
+    scene = _check(
+        "Наш DBA просит разгрузить днём стенд. Когда проводят нагрузочное тестирование стенда?",
+        evidence,
+    )
+    assert scene.decision == "answer", scene.reason
+    asked = _check("Когда DBA проводит нагрузочное тестирование стенда?", evidence)
+    assert asked.decision != "answer" and asked.named_missing == ["DBA"]
+
+
 def test_when_something_happened_is_answered_by_a_date_or_a_year():
     asked = "Когда вышла первая версия стандарта?"
     dated = _check(asked, "Первая версия стандарта вышла в марте 2019 года.")
