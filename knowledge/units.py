@@ -20,11 +20,13 @@ from knowledge.tables import markdown_cells
 # The version of the rules below: raised whenever they cut a text (or choose what the model
 # reads of it) differently, so that the second vectors made for the old cutting are made again
 # (``knowledge.ingest.second``).
-CUTTING = 2
+CUTTING = 3
 
 # A sentence ends at . ! ? … before a capital letter, a quote or a bracket: "6–8 ч. на стенде",
 # "т.е. долго" and "версия 2.3" go on.
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+(?=[A-ZА-ЯЁ«\"“(\[*])")
+_STRAIGHT_QUOTE = re.compile(r'(?<!\d)"')
+QUOTATION = 300  # characters a sentence may grow to while a quotation in it is open
 _HEADING = re.compile(
     r"^\s*(?:#{1,6}\s+(?P<hash>.+?)\s*#*\s*$|\*\*(?P<bold>[^*]{2,120})\*\*:?\s*$)"
 )
@@ -138,10 +140,35 @@ def units(text: str) -> list[Unit]:
         else:
             in_list = False
         last_text = stripped
-        for sentence in _SENTENCE.split(stripped):
-            if sentence.strip():
-                out.append(Unit(len(out), sentence.strip(), heading, items=lists * in_list))
+        for sentence in split_sentences(stripped):
+            out.append(Unit(len(out), sentence, heading, items=lists * in_list))
     return out
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of a line: cut at ``_SENTENCE``, except inside a quotation ("по формуле
+    “Что? Где? Когда?”" is one sentence: its question marks are the quotation's), up to
+    ``QUOTATION`` characters (a quote never closed does not swallow the line)."""
+    out: list[str] = []
+    for piece in _SENTENCE.split(text):
+        piece = piece.strip()
+        if not piece:
+            continue
+        if out and _open_quote(out[-1]) and len(out[-1]) + len(piece) < QUOTATION:
+            out[-1] += " " + piece
+        else:
+            out.append(piece)
+    return out
+
+
+def _open_quote(text: str) -> bool:
+    """A quotation opened in ``text`` is not closed in it: “…, «…, or an odd number of \"
+    (an inch mark after a figure, 5\", is not a quote)."""
+    return (
+        text.count("“") > text.count("”")
+        or text.count("«") > text.count("»")
+        or len(_STRAIGHT_QUOTE.findall(text)) % 2 == 1
+    )
 
 
 def _title_row(row: str) -> bool:

@@ -113,3 +113,20 @@ def test_a_sentence_with_a_demonstrative_points_back():
         "Тот же приём годится для графиков."
     )
     assert [u.points_back for u in found] == [False, True, True, False]
+
+
+def test_a_quotation_s_question_marks_do_not_end_the_sentence():
+    found = units(
+        "Заголовок пишут по формуле “Что? Где? Когда?” и не длиннее строки. "
+        'Экран 5" тоже бывает. Он спросил: «Зачем? Почему?» Ответа не было.'
+    )
+    assert [u.text for u in found] == [
+        "Заголовок пишут по формуле “Что? Где? Когда?” и не длиннее строки.",
+        'Экран 5" тоже бывает.',
+        "Он спросил: «Зачем? Почему?» Ответа не было.",
+    ]
+
+
+def test_a_quotation_never_closed_does_not_swallow_the_line():
+    line = "Он сказал: «Начнём. " + " ".join(f"Фраза номер {i} про тесты." for i in range(40))
+    assert max(len(u.text) for u in units(line)) <= 300
