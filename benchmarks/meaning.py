@@ -116,6 +116,7 @@ def measure_kb(quick: bool) -> None:
     from chat.assess.evidence import MEANING_SOURCES, closest
     from knowledge.question import read
     from knowledge.retrieval.search import search
+    from knowledge.retrieval.types import SearchOptions
 
     build_knowledge_base()
     asked: list[tuple[str, str]] = [
@@ -134,7 +135,7 @@ def measure_kb(quick: bool) -> None:
     found: dict[str, list[float]] = {}
     refused_by_search: dict[str, int] = {}
     for group, question in asked:
-        result = search(question, reading=read(question))
+        result = search(question, reading=read(question), options=SearchOptions(answer=True))
         if not result.hits:
             refused_by_search[group] = refused_by_search.get(group, 0) + 1
             continue

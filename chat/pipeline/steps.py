@@ -34,7 +34,7 @@ from knowledge.embedding import get_embedder
 from knowledge.question import read
 from knowledge.retrieval.search import search as search_documents
 from knowledge.retrieval.sql import unknown_words
-from knowledge.retrieval.types import Filters
+from knowledge.retrieval.types import Filters, SearchOptions
 
 Step = Generator[Event, None, Final | None]
 
@@ -116,8 +116,15 @@ def search(turn: Turn) -> Step:
     message = turn.message
     # A question naming a document outright ("по техзаданию", "в ПЗ") is searched in it, with
     # its best passages as the evidence whatever their score (knowledge.retrieval.versions).
+    # The answer's check and quotes read the second vectors: the question goes into e5's
+    # space whether or not the ranking reads them.
+    answering = SearchOptions(answer=True)
     result = search_documents(
-        turn.query, user=turn.user, filters=turn.filters, reading=read(turn.query)
+        turn.query,
+        user=turn.user,
+        filters=turn.filters,
+        reading=read(turn.query),
+        options=answering,
     )
     if not result.hits and turn.history and turn.query != turn.question:
         # A follow-up about the same thing ("в каком разделе это описано?") can dilute the
@@ -129,7 +136,7 @@ def search(turn: Turn) -> Step:
             and topic != turn.query
             and not unknown_words(turn.question, result.visible_source_ids)
         ):
-            retry = search_documents(topic, user=turn.user, filters=turn.filters)
+            retry = search_documents(topic, user=turn.user, filters=turn.filters, options=answering)
             if retry.hits:
                 turn.query, result = topic, retry
     turn.lap("search_ms", tick)

@@ -139,8 +139,9 @@ def search(
 
 def _meaning_vector(text: str, options: SearchOptions, timings: dict[str, float]):
     """The question in e5's space, for the candidates' second vectors (None when they are off,
-    or the embeddings server that makes them is down: the search goes on without them)."""
-    if not options.meaning:
+    when neither the ranking nor an answer reads them, or when the embeddings server that
+    makes them is down: the search goes on without them)."""
+    if not options.meaning or (options.fusion.meaning_weight <= 0 and not options.answer):
         return None
     second = get_second_embedder()
     if second is None:

@@ -59,6 +59,10 @@ class SearchOptions:
     rerank: bool = True  # False: no rerank step even with a reranker configured
     # False: the second vectors (e5) are not read: no meaning scores, no question vector in e5
     meaning: bool = True
+    # True: an answer is built from the hits (its check and its quotes read the second vectors),
+    # so the question is put in e5's space even when the ranking does not read them
+    # (``Fusion.meaning_weight`` 0); a search that only lists hits skips that model call.
+    answer: bool = False
     route: bool = True  # False: the question is searched as it is, no filters read from it
 
 

@@ -15,6 +15,7 @@ from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.registration import register_file
 from knowledge.models import Chunk, ChunkVector, Source
 from knowledge.retrieval.search import search
+from knowledge.retrieval.types import SearchOptions
 from knowledge.units import CUTTING, units
 
 PAGE = """# Стенд нагрузочного тестирования
@@ -160,13 +161,37 @@ def test_unweighted_the_answer_still_reads_the_units_of_its_sources(e5):
     add_version(PAGE)
     second.fill_second_vectors(e5)
     question = "Сколько обычно длится тестирование выносливости?"
-    result = search(question)  # the default weight: e5 ranks nothing
+    # The default weight: e5 ranks nothing; an answer is built, so the question is in its space.
+    result = search(question, options=SearchOptions(answer=True))
     assert all(hit.meaning is None for hit in result.hits) and not result.unit_scores
+    assert result.meaning_vector is not None
     sources = build_sources(result, question=question)
     first = sources[0]
     assert len(first.meaning) == len(units(first.chunk_text))
     best = units(first.chunk_text)[int(np.argmax(first.meaning))]
     assert "6–8 часов" in best.text
+
+
+@pytest.mark.django_db
+def test_a_search_that_only_lists_hits_asks_e5_nothing_while_the_ranking_reads_nothing(e5):
+    from knowledge.embedding import get_second_embedder
+
+    add_version(PAGE)
+    second.fill_second_vectors(e5)
+    get_second_embedder.cache_clear()
+    asked = []
+    model = get_second_embedder()
+    original = model.embed_query
+    model.embed_query = lambda text: asked.append(text) or original(text)
+    try:
+        listed = search("Сколько обычно длится тестирование выносливости?")
+        assert listed.hits and listed.meaning_vector is None and not asked
+        answered = search(
+            "Сколько обычно длится тестирование выносливости?", options=SearchOptions(answer=True)
+        )
+        assert answered.meaning_vector is not None and len(asked) == 1
+    finally:
+        get_second_embedder.cache_clear()
 
 
 @pytest.mark.django_db
