@@ -14,6 +14,24 @@ import re
 from knowledge.question import nlp
 
 _NUMBER = r"\d+(?:[.,:]\d+)*"
+# Russian cardinal and collective numerals in their cases (the declension tables of the
+# Russian grammar, Русская грамматика, АН СССР 1980, the numeral): "трёх", "пятью",
+# "двадцати", "сотни", "пятерых"; and no other word that begins like one ("триггер",
+# "стоимость", "однако", "семья").
+_NUMERALS = (
+    r"\b(?:(?:один|одн(?:а|о|ого|ой|ому|им|ом|ою))|дв(?:а|е|ух|ум|умя)|тр(?:и|[её]х|[её]м|емя)|"
+    r"четыр(?:е|[её]х|[её]м|ьмя)|(?:пят|шест|сем|девят|десят)(?:ь|и|ью)|восем(?:ь|ью)|восьм(?:и|ью)|"
+    r"(?:одиннадцат|двенадцат|тринадцат|четырнадцат|пятнадцат|шестнадцат|семнадцат|"
+    r"восемнадцат|девятнадцат|двадцат|тридцат)(?:ь|и|ью)|сорок(?:а)?|"
+    r"(?:пят|шест|сем|восем)ь?десят|(?:пяти|шести|семи|восьми)десяти|девяност[оа]|сто|ста|"
+    r"двести|триста|четыреста|(?:пять|шесть|семь|восемь|девять)сот|"
+    r"(?:двух|тр[её]х|четыр[её]х|пяти|шести|семи|восьми|девяти)сот(?:ам|ами|ах)?|"
+    r"сот(?:ня|ни|ню|ней|ен|ням|нями|нях)|"
+    r"тысяч(?:а|и|у|ей|ью|ами|ах|ам)?|миллион(?:а|ов|ы|ам|ами|ах)?|"
+    # the collective numerals ("двое", "пятерых") and the tens and dozens counted as nouns
+    r"(?:дво|тро)(?:е|их|им|ими)|(?:четвер|пятер|шестер|семер)(?:о|ых|ым|ыми)|"
+    r"десят(?:ок|ка|ки|ков|кам|ками|ках)|дюжин(?:а|ы|у|ой))\b"
+)
 # What a value of each kind looks like in a text: units, currencies, dates (classes of the
 # notation, not of any question).
 _VALUES = {
@@ -30,8 +48,8 @@ _VALUES = {
     r"july|august|september|october|november|december)\s+\d{1,2}\b",
     "year": r"\b(?:19|20)\d{2}\b",
     "version": r"\b\d+(?:\.\d+)+\b|\bv\d+|верси\w*\s+\d+|version\s+\d+|\bapi\s*\d+",
-    "number": rf"\b{_NUMBER}\b|\b(?:один|одн|два|две|три|четыр|пят|шест|сем|восем|девят|десят|"
-    r"сто|тысяч)\w*\b|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|hundred)\b",
+    "number": rf"\b{_NUMBER}\b|{_NUMERALS}|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|"
+    r"hundred)\b",
     "person": r"\b[А-ЯЁA-Z]\.\s*(?:[А-ЯЁA-Z]\.\s*)?[А-ЯЁA-Z][а-яёa-z]+|"
     r"\b[А-ЯЁ][а-яё]+\s+[А-ЯЁ]\.\s*(?:[А-ЯЁ]\.)?",
     "name": r"«[^»]{2,60}»|\"[^\"]{2,60}\"|\b[A-Z][\w.+#-]*[A-Za-z0-9]\b",

@@ -23,3 +23,30 @@ def test_a_value_given_in_a_unit_of_its_kind_is_found(text, kind):
 
 def test_a_sentence_without_a_figure_states_no_size():
     assert not holds_value("Размер вложения ограничен настройками сервера.", "size")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Группа состоит из трёх-восьми человек.",
+        "Проверку ведут двумя способами.",
+        "Отчёт пишут пятеро.",
+        "Нужны сотни устройств.",
+        "Лимит: пятьсот запросов.",
+    ],
+)
+def test_a_number_in_words_is_a_number_in_any_case(text):
+    assert holds_value(text, "number")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Стоимость зависит от тарифа.",
+        "Триггер запускает сборку.",
+        "Однако сторона заказчика против.",
+        "Семья устройств расширяется.",
+    ],
+)
+def test_a_word_that_only_begins_like_a_numeral_is_none(text):
+    assert not holds_value(text, "number")
