@@ -66,8 +66,8 @@ def latin_names(text: str) -> list[str]:
 def named_things(text: str, *, document_words: frozenset[str] = frozenset()) -> list[str]:
     """Placeholders, quoted names, figures, identifiers (every Latin word of a Russian
     question), abbreviations and, in a Russian text, runs of capitalised Latin words (the
-    name they make together: "Azure DevOps" besides "Azure" and "DevOps"), each once; ``document_words`` (abbreviations that name the
-    documents themselves) left out."""
+    name they make together: "Azure DevOps" besides "Azure" and "DevOps"), each once;
+    ``document_words`` (abbreviations that name the documents themselves) left out."""
     russian = bool(_CYRILLIC.search(text))
     found: list[str] = [m[0] for m in PLACEHOLDER.finditer(text)]
     text = PLACEHOLDER.sub(" ", text)
