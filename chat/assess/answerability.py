@@ -41,7 +41,8 @@ from dataclasses import asdict, dataclass, field, replace
 import numpy as np
 
 from knowledge.question import Question, matching, nlp
-from knowledge.question.focus import is_measure
+from knowledge.question.focus import asking_sentence, is_measure
+from knowledge.question.language import has_cyrillic
 from knowledge.question.named import PLACEHOLDER
 from knowledge.question.values import checkable, holds_value
 from knowledge.retrieval.weights import weights
@@ -57,7 +58,6 @@ WINDOW = 3  # sentences read together when the question points back ("такая
 _ROW = re.compile(r"^\s*\|.*\|\s*$")
 _RULE = re.compile(r"^[\s|:-]+$")
 _CONNECTIVES = {"или", "либо", "чем", "or", "than", "vs", "vs.", "versus", "против"}
-_CYRILLIC = re.compile(r"[А-ЯЁа-яё]")
 _COMPARATIVE = re.compile(r"\b(?:или|либо|чем|or|than|vs\.?|versus|против)\b", re.I)
 
 
@@ -303,7 +303,7 @@ def _present(thing: str, text: str) -> bool:
     low = text.casefold()
     if thing.casefold() in low:
         return True
-    if not _CYRILLIC.search(thing) and " " in thing:
+    if not has_cyrillic(thing) and " " in thing:
         # Latin words do not decline: a name of several ("Azure DevOps") stands as written.
         return " ".join(thing.casefold().split()) in " ".join(low.split())
     words = matching.WORD.findall(thing)
@@ -319,10 +319,8 @@ def _asking_sentence(question: Question) -> str:
     tokens = question.tokens
     if not tokens:
         return question.text
-    marked = [t.sentence for t in tokens if t.text == "?"]
-    sentence = marked[-1] if marked else tokens[-1].sentence
-    start = min(t.start for t in tokens if t.sentence == sentence)
-    return question.text[start:]
+    sentence = asking_sentence(tokens)
+    return question.text[min(t.start for t in tokens if t.sentence == sentence) :]
 
 
 def _compared(question: Question) -> list[str]:

@@ -9,6 +9,7 @@ subject as the thing asked about. The kind of fact follows from the question wor
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from knowledge.question.nlp import Parsed
@@ -170,13 +171,19 @@ def _happened(tokens: list[Parsed], verb: int) -> bool:
     )
 
 
+def asking_sentence(tokens: Sequence[Parsed]) -> int:
+    """The sentence that asks: the last one ending with "?", else the last (0 for none); the
+    sentences before it set the scene."""
+    ends = [t.sentence for t in tokens if t.text == "?"]
+    return ends[-1] if ends else (tokens[-1].sentence if tokens else 0)
+
+
 def other_kinds(tokens: list[Parsed], focus: Focus) -> list[str]:
     """The kinds of fact the other questions of the same sentence ask ("когда вышел релиз и
     сколько в нём исправлений": a number too). A second "когда" is left open: measured on
     kb_dev, reading it as a moment refused a question its documents answer in other words
     and caught no trick question that the first one missed."""
-    ends = [t.sentence for t in tokens if t.text == "?"]
-    sentence = ends[-1] if ends else (tokens[-1].sentence if tokens else 0)
+    sentence = asking_sentence(tokens)
     kinds = []
     for i, token in enumerate(tokens):
         if token.sentence != sentence or i == focus.head or token.lemma != "сколько":
@@ -223,8 +230,7 @@ def _question_word(tokens: list[Parsed]) -> int:
     """The question word that asks: in the (last) sentence ending with "?", the first one
     of the main clause (its head is the root, or the noun it determines), else its first;
     "который" only as a determiner ("который час"): elsewhere it opens a relative clause."""
-    ends = [t.sentence for t in tokens if t.text == "?"]
-    sentence = ends[-1] if ends else tokens[-1].sentence
+    sentence = asking_sentence(tokens)
     found = [
         i
         for i, t in enumerate(tokens)
