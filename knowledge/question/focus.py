@@ -133,10 +133,14 @@ def find_focus(tokens: list[Parsed]) -> Focus:
             # The verb it counts with, or the one that verb depends on ("сколько будет стоить
             # продлить": a price), says which measure.
             above = tokens[head].head
+            # "Сколько" asks a quantity, a number at least. "Насколько" asks a degree
+            # ("насколько быстр", "насколько надёжен": a word may answer it), a number only
+            # when a measure names it or a comparative asks by how much ("насколько дольше").
+            counted = word == "сколько" or dict(tokens[head].feats).get("Degree") == "Cmp"
             kind = (
                 _MEASURE_OF.get(tokens[head].lemma)
                 or (_MEASURE_OF.get(tokens[above].lemma) if above >= 0 else None)
-                or "number"
+                or ("number" if counted else "")
             )
             return _focus(tokens, _topic_of(tokens, head, wh), word, kind)
     kind = _ASKS.get(word, "")

@@ -53,6 +53,20 @@ def test_the_focus_and_the_kind_of_fact_come_from_the_parse(text, lemma, kind):
     assert question.kind == kind
 
 
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        ("Насколько надёжен этот кластер?", ()),
+        ("Насколько длинной должна быть инструкция?", ()),
+        ("Насколько дорого стоит продление подписки?", ("price",)),
+        ("Насколько дольше идёт ночная сборка?", ("number",)),
+        ("Сколько узлов в кластере?", ("number",)),
+    ],
+)
+def test_насколько_asks_a_degree_a_number_only_when_a_measure_names_it(text, kinds):
+    assert read(text).kinds == kinds
+
+
 def test_the_question_sentence_holds_the_focus_not_the_context_before_it():
     question = read(
         "Вчера мы выкатили релиз, который сломал оплату картой. Сколько длится откат релиза?"
