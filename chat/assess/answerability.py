@@ -21,9 +21,11 @@ passed the minimum score; this looks at what did pass, in this order:
 3. **Things compared** ("X или Y", "X vs Y"): a passage must speak of both.
 4. **The value asked**: a number, a price, a duration, a size, a date, a year, a version, a
    person, an organisation or a place. A passage about the question's focus must hold a value
-   of that kind that the question itself does not already give. (A reason, a way of doing or a
-   term's name is asked too, but no pattern can tell it in a text: those are left to the
-   reader and the model.)
+   of that kind that the question itself does not already give, and say every thing the
+   asking sentence names (step 2's; a name inside a longer one as the longer one): "Какова
+   цена лицензии YouTrack?" is not answered by another tracker's price in a sentence without
+   YouTrack. (A reason, a way of doing or a term's name is asked too, but no pattern can tell
+   it in a text: those are left to the reader and the model.)
 
 A passage is a sentence, or a table row read with its header row. A word of the question is
 found in a passage by its lemma, or by a neighbour in the navec vectors. Outcomes: ``answer``;
@@ -139,17 +141,8 @@ def check(
     topic = _topic(question, focus)
     absent = not scoped and bool(topic) and not any(f in result.focus_found for f in topic)
     text = "\n".join(p.text for p in passages)
-    # A redacted e-mail or phone ("[phone]") is the asker's, never the documents': not a
-    # named thing the evidence must hold.
-    asking = _asking_sentence(question)
-    named_missing = [
-        n
-        for n in question.named
-        if not PLACEHOLDER.fullmatch(n)
-        and n.casefold() not in common
-        and n in asking
-        and not _present(n, text)
-    ]
+    asked_names = _asked_names(question, _asking_sentence(question), common)
+    named_missing = [n for n in asked_names if not _present(n, text)]
     result = replace(result, named_missing=named_missing)
     if result.named_missing:
         reason = "the documents found do not mention " + ", ".join(result.named_missing)
@@ -163,6 +156,10 @@ def check(
         # is the text: a sentence with the sentences before it ("Обычно она занимает час").
         read = windows(texts) if question.focus.anaphoric else passages
         anchors = _anchor_passages(question, focus, terms, vocabulary, read, matcher)
+        # The value must be stated of what the asking sentence names: "Какова цена лицензии
+        # YouTrack, как у Jira?" is not answered by Jira's price in a sentence without YouTrack.
+        named = [n for n in asked_names if not any(n != m and n in m for m in asked_names)]
+        anchors = [p for p in anchors if all(_present(n, p.text) for n in named)]
         missing = [
             k
             for k in kinds
@@ -337,6 +334,17 @@ def _compared(question: Question) -> list[str]:
         if len(between) <= 4 and any(w.strip(",—-") in _CONNECTIVES for w in between):
             return [first, second]
     return []
+
+
+def _asked_names(question: Question, asking: str, common) -> list[str]:
+    """The things the asking sentence names that the evidence must hold: not a redacted
+    placeholder (an e-mail or a phone is the asker's, never the documents'), not one many
+    chunks hold (``common``: a paraphrase may say it otherwise)."""
+    return [
+        n
+        for n in question.named
+        if not PLACEHOLDER.fullmatch(n) and n.casefold() not in common and n in asking
+    ]
 
 
 def _anchor_passages(question, focus, terms, vocabulary, passages, matcher) -> list[Passage]:

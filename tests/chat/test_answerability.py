@@ -53,6 +53,17 @@ def test_a_name_of_latin_words_stands_in_the_evidence_as_written():
     assert together.decision == "answer", together.reason
 
 
+def test_the_value_asked_is_stated_of_the_thing_the_question_names():
+    asked = "Сколько стоит лицензия YouTrack для команды?"
+    other = _check(
+        asked,
+        "Лицензия Jira для команды стоит 10 долларов в месяц. YouTrack ставят на свой сервер.",
+    )
+    assert other.decision == "partial" and other.fact_found is False, other.reason
+    own = _check(asked, "Лицензия YouTrack для команды стоит 10 долларов в месяц.")
+    assert own.decision == "answer", own.reason
+
+
 def test_a_name_only_in_the_sentences_before_the_question_sets_the_scene():
     evidence = "Нагрузочное тестирование стенда проводят по ночам, когда пользователей нет."
     scene = _check(
