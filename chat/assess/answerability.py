@@ -22,10 +22,10 @@ passed the minimum score; this looks at what did pass, in this order:
 4. **The value asked**: a number, a price, a duration, a size, a date, a year, a version, a
    person, an organisation or a place. A passage about the question's focus must hold a value
    of that kind that the question itself does not already give, and say every thing the
-   asking sentence names (step 2's; a name inside a longer one as the longer one): "Какова
-   цена лицензии YouTrack?" is not answered by another tracker's price in a sentence without
-   YouTrack. (A reason, a way of doing or a term's name is asked too, but no pattern can tell
-   it in a text: those are left to the reader and the model.)
+   asking sentence names (those of step 2): "Какова цена лицензии YouTrack?" is not answered
+   by another tracker's price in a sentence without YouTrack. (A reason, a way of doing or a
+   term's name is asked too, but no pattern can tell it in a text: those are left to the
+   reader and the model.)
 
 A passage is a sentence, or a table row read with its header row. A word of the question is
 found in a passage by its lemma, or by a neighbour in the navec vectors. Outcomes: ``answer``;
@@ -158,8 +158,7 @@ def check(
         anchors = _anchor_passages(question, focus, terms, vocabulary, read, matcher)
         # The value must be stated of what the asking sentence names: "Какова цена лицензии
         # YouTrack, как у Jira?" is not answered by Jira's price in a sentence without YouTrack.
-        named = [n for n in asked_names if not any(n != m and n in m for m in asked_names)]
-        anchors = [p for p in anchors if all(_present(n, p.text) for n in named)]
+        anchors = [p for p in anchors if all(_present(n, p.text) for n in asked_names)]
         missing = [
             k
             for k in kinds
