@@ -30,7 +30,16 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from _setup import EVAL, arguments, demo_corpus, percentile, quick_questions, setup, teardown
+from _setup import (
+    EVAL,
+    arguments,
+    demo_corpus,
+    headline,
+    percentile,
+    quick_questions,
+    setup,
+    teardown,
+)
 
 QUESTIONS = EVAL / "kb_dev_ru" / "questions.jsonl"
 
@@ -124,6 +133,8 @@ def evaluate(items: list[dict], show: bool) -> dict:
             facts = metrics.key_facts(item.get("notes") or "")
             row["facts"] = len(facts)
             row["facts_shown"] = metrics.facts_shown(payload["answer"], facts)
+            row["fact_first"] = metrics.fact_first(payload["answer"], facts)
+            row["first_gold"] = bool(cited_docs) and cited_docs[0] in gold
             row["length"] = len(payload["answer"])
             row["gold_any"] = outcome == "answered" and hit
             row["ok"] = outcome == "answered" and bool(gold & quoted)
@@ -168,8 +179,10 @@ def evaluate(items: list[dict], show: bool) -> dict:
     }
 
 
-def report(result: dict) -> None:
-    print()
+def report(result: dict, title: str = "") -> None:
+    from evaluation import metrics
+
+    print(f"\n== {title}" if title else "")
     print(f"{'group':<14}{'n':>5}{'answered':>10}{'partial':>9}{'refused':>9}{'clarified':>11}")
     for group in ("answerable", "trick", "out_of_domain", "version"):
         counts = result["outcomes"].get(group)
@@ -199,6 +212,8 @@ def report(result: dict) -> None:
     print(
         f"latency per question: p50 {percentile(lat, 50):.0f} ms, p95 {percentile(lat, 95):.0f} ms"
     )
+    if title.startswith("kb_dev_ru"):
+        headline("question_p50_ms", percentile(lat, 50), "ms")
     rows = result["rows"]
     answerable = [r for r in rows if r["group"] == "answerable"]
     if answerable:
@@ -212,12 +227,17 @@ def report(result: dict) -> None:
         )
         with_facts = [r for r in answerable if r["facts"]]
         if with_facts:
+            # Shown in an answer (issue 48): a partial answer or a refusal does not count.
             m = len(with_facts)
-            shown_any = sum(r["facts_shown"] > 0 for r in with_facts)
-            shown_all = sum(r["facts_shown"] == r["facts"] for r in with_facts)
+            answered = [r for r in with_facts if r["outcome"] == "answered"]
+            shown_any = sum(r["facts_shown"] > 0 for r in answered)
+            shown_all = sum(r["facts_shown"] == r["facts"] for r in answered)
+            first = sum(r["fact_first"] for r in answered)
             print(
-                f"key fact shown (the answer's text holds the verified snippets): at least one "
-                f"{shown_any}/{m} = {shown_any / m:.1%}, all {shown_all}/{m} = {shown_all / m:.1%}"
+                f"key fact shown in an answer (its text holds the verified snippets): at least "
+                f"one {shown_any}/{m} = {shown_any / m:.1%}, all {shown_all}/{m} = "
+                f"{shown_all / m:.1%}; fact first (a snippet in the first "
+                f"{metrics.OPENING_CHARS} characters below the notice) {first}/{m} = {first / m:.1%}"
             )
         lengths = [r["length"] for r in answerable if r["outcome"] == "answered"]
         if lengths:
@@ -246,12 +266,14 @@ def main() -> None:
         started = time.perf_counter()
         build_knowledge_base()
         print(f"knowledge base ready in {time.perf_counter() - started:.0f} s")
-        items = [json.loads(line) for f in args.files for line in f.open() if line.strip()]
-        items = quick_questions(items)
-        result = evaluate(items, args.show)
-        report(result)
+        rows = []
+        for path in args.files:
+            items = [json.loads(line) for line in path.open() if line.strip()]
+            result = evaluate(quick_questions(items), args.show)
+            report(result, title=f"{path.parent.name}/{path.name}")
+            rows += [{**row, "set": path.parent.name} for row in result["rows"]]
         if args.json:
-            args.json.write_text(json.dumps(result["rows"], ensure_ascii=False, indent=1))
+            args.json.write_text(json.dumps(rows, ensure_ascii=False, indent=1))
     finally:
         teardown()
 

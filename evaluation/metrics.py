@@ -27,6 +27,7 @@ DIRECTION = {
     "answerable.gold_cited": 1,
     "answerable.fact_any": 1,
     "answerable.fact_all": 1,
+    "answerable.fact_first": 1,
     "answerable.recall@1": 1,
     "answerable.recall@5": 1,
     "trick.refused_or_partial": 1,
@@ -100,6 +101,32 @@ def facts_shown(answer: str, facts: Sequence[str]) -> int:
     """How many of ``facts`` the answer's text holds (``normalised`` both)."""
     shown = normalised(answer)
     return sum(normalised(fact) in shown for fact in facts)
+
+
+# What a reader takes in at a glance: the first characters of an answer below its notice and
+# label lines (issue 48: "fact first").
+OPENING_CHARS = 400
+# A notice or label line: wholly in emphasis ("*Ответ составлен из документов*", "**Поиск только
+# по словам.**"); a source's line ("**Title** — section [1]") is not.
+_NOTICE_LINE = re.compile(r"\*{1,2}[^*\n]+\*{1,2}")
+
+
+def opening(answer: str, chars: int = OPENING_CHARS) -> str:
+    """The first ``chars`` characters of an answer after its leading notice and label lines."""
+    lines = (answer or "").splitlines()
+    first = 0
+    while first < len(lines) and (
+        not lines[first].strip() or _NOTICE_LINE.fullmatch(lines[first].strip())
+    ):
+        first += 1
+    return "\n".join(lines[first:])[:chars]
+
+
+def fact_first(answer: str, facts: Sequence[str]) -> bool:
+    """Whether a key fact stands in the answer's opening (``opening``): what the reader sees
+    before scrolling or reading on."""
+    head = normalised(opening(answer))
+    return any(normalised(fact) in head for fact in facts)
 
 
 def citations_valid(answer: str, numbers: Iterable[int]) -> bool:
@@ -179,10 +206,19 @@ def summarize(rows: Sequence[Mapping]) -> dict:
             )
         with_facts = [r for r in answerable if r.get("facts")]
         if with_facts:
+            # Shown in an answer: a partial answer or a refusal that quotes the fact does not
+            # count (issue 48), the reader was told the documents do not hold it.
             m = len(with_facts)
-            shown = [(r.get("facts_shown") or 0, len(r["facts"])) for r in with_facts]
+            shown = [
+                (r.get("facts_shown") or 0 if r["outcome"] == "answered" else 0, len(r["facts"]))
+                for r in with_facts
+            ]
             headline["answerable.fact_any"] = _share(sum(s > 0 for s, _ in shown), m)
             headline["answerable.fact_all"] = _share(sum(s == n for s, n in shown), m)
+            headline["answerable.fact_first"] = _share(
+                sum(bool(r.get("fact_first")) and r["outcome"] == "answered" for r in with_facts),
+                m,
+            )
     shares = {
         "trick": ("refused_or_partial", ("refused", "partial", "clarified")),
         "out_of_domain": ("refused", ("refused",)),

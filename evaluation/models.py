@@ -139,6 +139,10 @@ class EvalResult(models.Model):
     facts_shown = models.PositiveSmallIntegerField(
         default=0, help_text=_("How many of the key facts the answer's text holds.")
     )
+    fact_first = models.BooleanField(
+        default=False,
+        help_text=_("A key fact stands in the answer's first 400 characters, below its notice."),
+    )
     ok = models.BooleanField(default=False, help_text=_("Did what the set expects of its group."))
     latency_ms = models.FloatField(default=0.0)
     timings = models.JSONField(default=dict, blank=True, help_text=_("The answer's stage timings."))

@@ -186,6 +186,7 @@ def measure(case: Case, payload: dict, keys: KeyIndex) -> dict:
         "gold_cited": cited_rank is not None,
         "facts": list(case.facts),
         "facts_shown": metrics.facts_shown(payload["answer"], case.facts),
+        "fact_first": metrics.fact_first(payload["answer"], case.facts),
         "pair": pair,
         "citations_valid": metrics.citations_valid(
             payload["answer"], [s["number"] for s in sources]
@@ -281,7 +282,7 @@ def finish_run(run: EvalRun, status: str) -> EvalRun:
     """Compute and store the run's figures from its stored results."""
     rows = list(
         run.results.values("group", "outcome", "gold", "gold_rank", "gold_cited", "facts",
-                           "facts_shown", "pair", "citations_valid", "ok", "judge", "latency_ms")
+                           "facts_shown", "fact_first", "pair", "citations_valid", "ok", "judge", "latency_ms")
     )  # fmt: skip
     run.metrics = metrics.summarize(rows)
     latencies = sorted(r["latency_ms"] for r in rows)
