@@ -12,13 +12,25 @@ under ``--quick``, whose figures are not measurements; 1 otherwise, so that a fu
 figures are not disturbed by another benchmark): each quick run has data folders of its own
 (``_setup.setup``).
 
-Run: ``.venv/bin/python benchmarks/_runner.py [--quick] [--jobs N] [--limit SECONDS] [NAME ...]``.
+The speed guard: each benchmark prints its headline figures in a line of its own
+(``_setup.headline``: a latency, the CPU a request costs), and the runner adds each one's CPU
+seconds. At the end they are compared with the last ones recorded for this kind of machine (the
+processor's architecture and its number of cores) and mode in ``benchmarks/headlines.json``; a
+figure ``WORSE`` times worse or more is a warning, printed clearly at the end (it fails nothing:
+a busy machine can be that slow). ``--record`` writes this run's figures as the new reference
+after a change that is meant to move them (and says so in RESULTS.md).
+
+Run: ``.venv/bin/python benchmarks/_runner.py [--quick] [--jobs N] [--limit SECONDS] [--record]
+[NAME ...]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
+import platform
 import signal
 import subprocess
 import sys
@@ -30,6 +42,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 QUICK_LIMIT = 1200.0  # seconds a benchmark may take under --quick: a hang, not a slow machine
+HEADLINES = HERE / "headlines.json"  # the reference figures, by machine kind and mode
+WORSE = 1.5  # times worse than the reference: a warning (issue 54)
 _print_lock = threading.Lock()  # the lines of benchmarks run side by side stay whole
 
 
@@ -40,6 +54,7 @@ class Outcome:
     seconds: float
     cpu: float  # CPU seconds of the script and the processes it waited for (not the servers)
     tail: list[str]
+    figures: dict[str, tuple[float, str, str]]  # headline name -> (value, unit, better)
 
 
 def scripts(names: list[str]) -> list[Path]:
@@ -71,7 +86,8 @@ def run(script: Path, quick: bool, limit: float | None) -> Outcome:
         start_new_session=True,
     )
     tail: list[str] = []
-    relay = threading.Thread(target=_relay, args=(process, script.stem, tail), daemon=True)
+    figures: dict[str, tuple[float, str, str]] = {}
+    relay = threading.Thread(target=_relay, args=(process, script.stem, tail, figures), daemon=True)
     relay.start()
     code, cpu = _wait(process, None if limit is None else started + limit)
     if code is None:
@@ -86,7 +102,9 @@ def run(script: Path, quick: bool, limit: float | None) -> Outcome:
     relay.join(timeout=5)
     seconds = time.monotonic() - started
     _say(f"\033[1m== benchmarks/{script.name}: {status}, {seconds:.0f} s\033[0m")
-    return Outcome(script.stem, status, seconds, cpu, tail)
+    if status == "ok":
+        figures[f"{script.stem}.cpu"] = (cpu, "s", "lower")
+    return Outcome(script.stem, status, seconds, cpu, tail, figures)
 
 
 def _wait(process: subprocess.Popen, deadline: float | None) -> tuple[int | None, float]:
@@ -106,12 +124,72 @@ def _say(line: str) -> None:
         print(line, flush=True)
 
 
-def _relay(process: subprocess.Popen, name: str, tail: list[str]) -> None:
+def _relay(process: subprocess.Popen, name: str, tail: list[str], figures: dict) -> None:
     assert process.stdout is not None
     for line in process.stdout:
         _say(f"[{name}] {line.rstrip(chr(10))}")
         tail.append(line.rstrip("\n"))
         del tail[:-20]
+        parts = line.split()
+        if len(parts) == 5 and parts[0] == "HEADLINE":
+            with contextlib.suppress(ValueError):
+                figures[parts[1]] = (float(parts[2]), parts[3], parts[4])
+
+
+def machine_kind(quick: bool) -> str:
+    """The kind of machine the figures belong to, and the mode ("x86_64, 2 cores, quick")."""
+    return f"{platform.machine()}, {os.cpu_count()} cores, {'quick' if quick else 'full'}"
+
+
+def compare(measured: dict[str, tuple[float, str, str]], reference: dict) -> list[str]:
+    """One line per figure with a reference: its value, the reference, how many times worse;
+    a figure ``WORSE`` times worse or more is marked."""
+    lines = []
+    for name, (value, unit, better) in sorted(measured.items()):
+        known = reference.get(name)
+        if not known or not known["value"] or not value:
+            continue
+        ratio = value / known["value"] if better == "lower" else known["value"] / value
+        mark = "  WORSE" if ratio >= WORSE else ""
+        lines.append(
+            f"  {name:<34}{value:>10.4g} {unit:<3} (reference {known['value']:.4g}, "
+            f"{known['date']}): {ratio:.2f} x{mark}"
+        )
+    return lines
+
+
+def guard(outcomes: list[Outcome], quick: bool, record: bool) -> None:
+    """Compare the run's headline figures with the recorded ones; ``record``: store them."""
+    measured = {k: v for o in outcomes for k, v in o.figures.items()}
+    if not measured:
+        return
+    kind = machine_kind(quick)
+    stored = json.loads(HEADLINES.read_text()) if HEADLINES.is_file() else {}
+    reference = stored.get(kind, {})
+    lines = compare(measured, reference)
+    if lines:
+        worse = [line for line in lines if line.endswith("WORSE")]
+        print(f"\nheadline figures against the last recorded for {kind}:")
+        print("\n".join(lines))
+        if worse:
+            print(
+                f"\n\033[1mWARNING: {len(worse)} figure(s) {WORSE:g} times worse or more than "
+                f"recorded for this machine kind:\033[0m"
+            )
+            print("\n".join(worse))
+    else:
+        print(f"\nno headline figures recorded for {kind} yet (--record stores this run's)")
+    if record:
+        today = time.strftime("%Y-%m-%d")
+        reference.update(
+            {
+                n: {"value": v, "unit": u, "better": b, "date": today}
+                for n, (v, u, b) in measured.items()
+            }
+        )
+        stored[kind] = dict(sorted(reference.items()))
+        HEADLINES.write_text(json.dumps(stored, indent=1, sort_keys=True) + "\n")
+        print(f"recorded {len(measured)} headline figures for {kind} in {HEADLINES.name}")
 
 
 def main() -> None:
@@ -125,6 +203,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--jobs", type=int, default=0, help="benchmarks run at a time (default: 2 quick, else 1)"
+    )
+    parser.add_argument(
+        "--record", action="store_true", help="store this run's headline figures as the reference"
     )
     parser.add_argument("names", nargs="*", help="only these benchmarks (default: all)")
     args = parser.parse_args()
@@ -145,6 +226,7 @@ def main() -> None:
     for outcome in failed:
         print(f"\n{outcome.name}: {outcome.status}; its last lines:")
         print("\n".join(f"  {line}" for line in outcome.tail))
+    guard(outcomes, args.quick, args.record)
     sys.exit(1 if failed else 0)
 
 

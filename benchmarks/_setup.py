@@ -240,3 +240,11 @@ def wait_http(url: str, timeout: float = 60) -> None:
             pass
         time.sleep(0.5)
     raise SystemExit(f"{url} did not answer 200 in {timeout} s")
+
+
+def headline(name: str, value: float, unit: str, *, better: str = "lower") -> None:
+    """Print one of the benchmark's headline figures in the line the runner reads
+    (``_runner.py`` compares it with the last one recorded for this machine kind and warns at
+    ``_runner.WORSE`` times worse): ``HEADLINE <script>.<name> <value> <unit> <better>``."""
+    script = Path(sys.argv[0]).stem
+    print(f"HEADLINE {script}.{name} {value:.6g} {unit} {better}", flush=True)

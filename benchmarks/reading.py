@@ -19,7 +19,7 @@ import sys
 import time
 
 import psutil
-from _setup import EVAL, ROOT, arguments
+from _setup import EVAL, ROOT, arguments, headline
 
 sys.path.insert(0, str(ROOT))
 
@@ -66,6 +66,7 @@ def main() -> None:
                 f"one reading, {language}: p50 {percentile(values, 50):.1f} ms, "
                 f"p95 {percentile(values, 95):.1f} ms over {len(values)} questions"
             )
+            headline(f"{language}_p50_ms", percentile(values, 50), "ms")
 
 
 if __name__ == "__main__":
