@@ -134,8 +134,8 @@ def find_focus(tokens: list[Parsed]) -> Focus:
             # продлить": a price), says which measure.
             above = tokens[head].head
             # "Сколько" asks a quantity, a number at least. "Насколько" asks a degree
-            # ("насколько быстр", "насколько надёжен": a word may answer it), a number only
-            # when a measure names it or a comparative asks by how much ("насколько дольше").
+            # ("насколько удобен", "насколько точен": a word may answer it), a number only
+            # when a measure names it or a comparative asks by how much ("насколько тяжелее").
             counted = word == "сколько" or dict(tokens[head].feats).get("Degree") == "Cmp"
             kind = (
                 _MEASURE_OF.get(tokens[head].lemma)
