@@ -307,6 +307,7 @@ def _choose(scored: list[Scored], limit: int, *, lead: Scored | None) -> list[Sc
         and not after.unit.table
         and not first.unit.table
         and after.unit.heading == first.unit.heading
+        and not _label(after.unit)
     ):
         ranked = [after, *[s for s in ranked if s is not after]]  # its next sentence goes on
     else:
@@ -350,8 +351,32 @@ def _choose(scored: list[Scored], limit: int, *, lead: Scored | None) -> list[Sc
     before_first = by_order.get(first.unit.order - 1)
     if before_first is not None and before_first in rest and before_first.unit.asks:
         rest.remove(before_first)
-        return [*leaned, before_first, first, *rest]
-    return [*leaned, first, *rest]
+        return _no_dangling([*leaned, before_first, first, *rest])
+    return _no_dangling([*leaned, first, *rest])
+
+
+def _label(unit: Unit) -> bool:
+    """A line that only announces what follows ("Источники:", "Пример:"): a prose unit ending
+    with a colon, or too short to quote alone."""
+    return not unit.table and (unit.text.rstrip().endswith(":") or not quotable(unit))
+
+
+def _no_dangling(chosen: list[Scored]) -> list[Scored]:
+    """The chosen units without a label that nothing it announces follows in the quote: a quote
+    never ends on "Источники:", nor shows a list's opening line without its items. The first
+    unit stays (it was chosen for what it holds)."""
+    kept = list(chosen)
+    for i in range(len(kept) - 1, 0, -1):
+        unit = kept[i].unit
+        if not _label(unit):
+            continue
+        follows = kept[i + 1] if i + 1 < len(kept) else None
+        announced = follows is not None and (
+            follows.unit.items or follows.unit.order == unit.order + 1
+        )
+        if not announced:
+            del kept[i]
+    return kept
 
 
 def _complete(chosen, scored, by_order, listed, heads, room: int) -> None:
