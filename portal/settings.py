@@ -457,6 +457,13 @@ INGEST_TIME_LIMIT_SECONDS = env_int("KB_INGEST_TIME_LIMIT_SECONDS", 900, minimum
 # plain words, knowledge.ingest.pipeline); a minute later the worker process is killed outright.
 # Celery stands behind both budgets: a scan may take its recognition's limit on top of the
 # ingest's own (the ingest's clock stops while Tesseract reads, knowledge.parsing.pdf).
+# Memory: a parse may grow its process's address space by KB_PARSE_MEMORY_MB (then the version
+# fails with a plain reason, knowledge.parsing.base.memory_budget, instead of the kernel's OOM
+# killer ending the worker); a worker's child process that has grown past KB_WORKER_MAX_MEMORY_MB
+# of resident memory is replaced after its task (Celery's worker_max_memory_per_child). 0: none.
+PARSE_MEMORY_MB = env_int("KB_PARSE_MEMORY_MB", 2048, minimum=0)
+WORKER_MAX_MEMORY_MB = env_int("KB_WORKER_MAX_MEMORY_MB", 1536, minimum=0)
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = WORKER_MAX_MEMORY_MB * 1024 or None  # KiB
 CELERY_TASK_ANNOTATIONS = {
     "knowledge.ingest_version": {
         "soft_time_limit": INGEST_TIME_LIMIT_SECONDS + OCR_TIME_LIMIT_SECONDS,
