@@ -350,9 +350,22 @@ RETRY_AFTER_SECONDS = 5  # what a 503 of a full server tells the client to wait
 WEB_STREAMS = env_int("KB_WEB_STREAMS", 32, minimum=1)
 STREAMS_PER_USER = env_int("KB_STREAMS_PER_USER", 3, minimum=1)
 STREAM_PATHS = [r"^/chat/messages/\d+/stream/$"]
+# A file download (a version's bytes) goes out holding no database connection, at most
+# KB_DOWNLOADS_PER_USER of one user's at once per web process (then 429). Behind nginx set
+# KB_DOWNLOAD_ACCEL to the internal location that serves the files folder (the shipped
+# deploy/nginx/knowledge-belt.conf: /_files/): the portal checks who may read the version and
+# answers with X-Accel-Redirect, nginx sends the bytes. Empty: the portal sends them itself.
+DOWNLOADS_PER_USER = env_int("KB_DOWNLOADS_PER_USER", 3, minimum=1)
+# A staff upload larger than KB_MAX_BODY_KB takes its slot before its body is in: at most
+# KB_UPLOADS_PER_USER of one user's at once per web process (then 429).
+UPLOADS_PER_USER = env_int("KB_UPLOADS_PER_USER", 3, minimum=1)
+DOWNLOAD_ACCEL = env_str("KB_DOWNLOAD_ACCEL")
+if DOWNLOAD_ACCEL and not (DOWNLOAD_ACCEL.startswith("/") and DOWNLOAD_ACCEL.endswith("/")):
+    raise ImproperlyConfigured(f"KB_DOWNLOAD_ACCEL={DOWNLOAD_ACCEL!r} must be a path like /_files/")
 # Deadlines of every connection (portal.deadlines): its request head within
-# KB_HEADER_TIMEOUT_SECONDS of its first byte, its body within KB_BODY_TIMEOUT_SECONDS plus its
-# declared length at KB_BODY_MIN_KB_PER_SECOND (then 408); a client that reads nothing of a
+# KB_HEADER_TIMEOUT_SECONDS of its first byte, its body at KB_BODY_MIN_KB_PER_SECOND or faster
+# from KB_BODY_TIMEOUT_SECONDS after its head on, whatever length it declares (then 408); a
+# client that reads nothing of a
 # response for KB_SEND_TIMEOUT_SECONDS is let go. Idle between requests: uvicorn's keep-alive.
 HEADER_TIMEOUT_SECONDS = env_int("KB_HEADER_TIMEOUT_SECONDS", 10, minimum=1)
 BODY_TIMEOUT_SECONDS = env_int("KB_BODY_TIMEOUT_SECONDS", 30, minimum=1)
