@@ -495,11 +495,12 @@ SOURCE_SYNC_STALE_SECONDS = env_int("KB_SOURCE_SYNC_STALE_SECONDS", 3600, minimu
 # Tracker sources (knowledge.sources.tracker): the comment marker that makes a closed ticket a
 # document, how long one request may take, tickets and comments asked per page. Their tokens
 # are read at each sync (KB_TRACKER_TOKEN_<source id>, KB_TRACKER_TOKEN), never stored, and
-# sent only to the hosts of KB_TRACKER_HOSTS (a host, host:port or *.domain each; by default
-# the public trackers' API hosts): a source's URL is typed by staff, the token is the workers'.
-TRACKER_HOSTS = env_list(
-    "KB_TRACKER_HOSTS", ["api.tracker.yandex.net", "*.atlassian.net", "gitlab.com"]
-)
+# sent only to the hosts of KB_TRACKER_HOSTS (a host, host:port or *.domain each): a source's
+# URL is typed by staff, the token is the workers'. By default Yandex Tracker's API host only
+# (the organisation is a header, the host Yandex's): no domain where anyone may own a site or
+# a project (*.atlassian.net, gitlab.com), where a token configured for one company's site
+# would be sent to another's; name your own Jira site or GitLab.
+TRACKER_HOSTS = env_list("KB_TRACKER_HOSTS", ["api.tracker.yandex.net"])
 TRACKER_MARKER = env_str("KB_TRACKER_MARKER", "#RESOLVED").strip() or "#RESOLVED"
 TRACKER_TIMEOUT_SECONDS = env_int("KB_TRACKER_TIMEOUT_SECONDS", 30, minimum=1)
 TRACKER_PAGE_SIZE = env_int("KB_TRACKER_PAGE_SIZE", 50, minimum=1)

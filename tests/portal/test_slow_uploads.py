@@ -65,9 +65,7 @@ def server(transactional_db, request):
 @pytest.mark.parametrize(
     "server", [{"KB_BODY_TIMEOUT_SECONDS": "2", "KB_BODY_MIN_KB_PER_SECOND": "64"}], indirect=True
 )
-def test_an_upload_slower_than_the_minimum_rate_is_cut_whatever_length_it_declares(
-    server, alice
-):
+def test_an_upload_slower_than_the_minimum_rate_is_cut_whatever_length_it_declares(server, alice):
     # 400 MB at 64 KB/s was 6,400 s of grace before; a byte a second is cut in seconds now.
     sock = _open(server, _upload_head(server.port, _staff_cookie(alice)))
     started = time.monotonic()
