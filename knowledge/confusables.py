@@ -163,11 +163,6 @@ def fold_word(
     return "".join(twin(c, alphabet, extra) for c in word)
 
 
-def alphabets(text: str) -> str:
-    """Each word of ``text`` in one alphabet (``fold_word``)."""
-    return _WORD.sub(lambda found: fold_word(found.group(0)), text)
-
-
 def letter_view(text: str) -> str:
     """``text`` with each letter replaced by its Latin look-alike, one character for one (the
     positions stay those of ``text``): where a pattern finds a Latin word written with letters
