@@ -153,9 +153,10 @@ def set_role(request: HttpRequest, pk: int) -> HttpResponse:
 def download(request: HttpRequest, pk: int) -> HttpResponse:
     """A version's file, as bytes to save (``portal.downloads``): nginx sends it when
     configured; otherwise this process, at most ``KB_DOWNLOADS_PER_USER`` of a user's at once."""
-    version = get_object_or_404(DocumentVersion.objects.visible_to(request.user), pk=pk)
+    # The cap first: a user's refused downloads cost no query of the version.
     if not settings.DOWNLOAD_ACCEL and not claim_download(request, request.user.pk):
         return too_many_downloads()
+    version = get_object_or_404(DocumentVersion.objects.visible_to(request.user), pk=pk)
     try:
         return send_file(request, version.file, version.filename)
     except OSError:
