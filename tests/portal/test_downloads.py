@@ -63,13 +63,19 @@ def test_slow_readers_of_a_large_download_hold_no_connection_and_are_capped(
     bobs, eves = _session(bob), _session(eve)
     readers = [_reader_that_reads_nothing(server, path, bobs) for _ in range(3)]
     try:
-        time.sleep(1.5)  # each answer started and stuck on a full socket
         with httpx2.Client(base_url=server.url, timeout=30) as http:
+
+            def downloads() -> int:
+                return http.get("/healthz").json()["slots"].get("downloads", 0)
+
+            deadline = time.monotonic() + 30
+            while downloads() < 3 and time.monotonic() < deadline:
+                time.sleep(0.2)  # each answer started, and stuck on a full socket
+            time.sleep(0.5)
             # The pool is two connections; three stuck downloads held them all before.
             page = http.get("/documents/", headers={"Cookie": eves})
             assert page.status_code == 200, page.text[:200]
-            health = http.get("/healthz").json()
-            assert health["slots"]["downloads"] == 3
+            assert downloads() == 3
             fourth = http.get(path, headers={"Cookie": bobs})
             assert fourth.status_code == 429 and fourth.headers["retry-after"]
             # Another reader's download is not bob's to spend, and it arrives whole.
