@@ -12,16 +12,31 @@ the old pattern's time alone (kept here for the comparison only; sizes past the 
 skipped, their time is the last one's times the square of the growth), and the whole parse
 now (``parse_document``, openpyxl's own reading of the sheet included).
 
-Run: ``.venv/bin/python benchmarks/crafted_files.py [--quick]``. Needs no database.
+Issue 50's files, each size in a child process of its own (its time and peak resident memory;
+an address-space limit of ``--memory-mb`` and a time limit of ``--seconds`` stand in for the
+kernel's OOM killer and the ingest's limit, so a run on an older tree ends):
+
+- **one word**: a heading and one word of N letters (a minified line, a base64 blob), read as
+  the ingest reads it: parse, chunk, and the chunks' vectors from the bundled embedder
+  (``knowledge.ingest.pipeline``'s steps, no database); printed with the chunks made and the
+  longest chunk;
+- **nested div**: a Markdown page of N nested ``<div>``, parsed;
+- **empty entries**: a DOCX with N empty zip entries added, parsed.
+
+Run: ``.venv/bin/python benchmarks/crafted_files.py [--quick] [--only backtrack|issue50]``.
+Needs no database.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
 import random
 import re
+import resource
+import subprocess
 import sys
 import time
 import zipfile
@@ -106,21 +121,127 @@ def measure(kind: str, sizes: list[int], old_sizes: list[int], budget: float) ->
         )
 
 
+def one_word(letters: int) -> bytes:
+    return ("Выгрузка\n\n" + "QmFzZTY0" * (letters // 8) + "\n").encode()
+
+
+def nested_divs(depth: int) -> bytes:
+    return ("# Страница\n\nТекст.\n\n" + "<div>" * depth + "глубоко" + "</div>" * depth).encode()
+
+
+def empty_entries(count: int) -> bytes:
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("Короткий документ.")
+    plain, crafted = io.BytesIO(), io.BytesIO()
+    document.save(plain)
+    with (
+        zipfile.ZipFile(plain) as source,
+        zipfile.ZipFile(crafted, "w", zipfile.ZIP_DEFLATED) as target,
+    ):
+        for item in source.infolist():
+            target.writestr(item, source.read(item.filename))
+        for number in range(count):
+            target.writestr(f"e/{number}", b"", compress_type=zipfile.ZIP_STORED)
+    return crafted.getvalue()
+
+
+CASES = {"word": (one_word, "txt"), "divs": (nested_divs, "md"), "entries": (empty_entries, "docx")}
+
+
+def run_case(kind: str, size: int) -> dict:
+    """In this (child) process: one file of ``kind`` and ``size``, read as the ingest reads it."""
+    from knowledge.parsing.registry import parse_document
+
+    make, suffix = CASES[kind]
+    data = make(size)
+    if kind == "word":  # the model loaded before the clock starts, as a worker has it
+        from knowledge.embedding import get_embedder
+
+        get_embedder().embed_documents(["warm"])
+    started = time.perf_counter()
+    result: dict = {"file_kb": round(len(data) / 1024)}
+    try:
+        parsed = parse_document(data, filename=f"crafted.{suffix}")
+        result["outcome"] = f"parsed, {len(parsed.blocks)} blocks"
+        if kind == "word":
+            from knowledge.ingest.pipeline import _chunk, embedding_text
+
+            drafts = _chunk(parsed)
+            texts = [embedding_text(parsed.title, d) for d in drafts]
+            for first in range(0, len(texts), 32):
+                get_embedder().embed_documents(texts[first : first + 32])
+            longest = max(len(d.text) for d in drafts)
+            result["outcome"] = f"{len(drafts)} chunks embedded, longest {longest} characters"
+    except Exception as exc:  # noqa: BLE001 - what the file did is the figure
+        result["outcome"] = f"{type(exc).__name__}: {str(exc)[:90]}"
+    result["seconds"] = round(time.perf_counter() - started, 2)
+    result["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+    return result
+
+
+def measure_in_children(kind: str, sizes: list[int], memory_mb: int, seconds: float) -> None:
+    print(f"\n{kind}: size, file KB, seconds, peak MB, outcome")
+    for size in sizes:
+        command = [
+            sys.executable,
+            __file__,
+            "--case",
+            kind,
+            str(size),
+            "--memory-mb",
+            str(memory_mb),
+        ]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=seconds)
+            lines = done.stdout.strip().splitlines()
+            row = json.loads(lines[-1]) if lines else {"outcome": f"died ({done.returncode})"}
+        except subprocess.TimeoutExpired:
+            row = {"outcome": f"stopped after {seconds:.0f} s"}
+        print(
+            f"{size:>9} {row.get('file_kb', '-'):>9} {row.get('seconds', '-'):>8} "
+            f"{row.get('peak_mb', '-'):>7}  {row['outcome']}"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller files, same code path")
-    quick = parser.parse_args().quick
+    parser.add_argument("--only", choices=["backtrack", "issue50"], default=None)
+    parser.add_argument("--memory-mb", type=int, default=4096, help="a child's address space")
+    parser.add_argument("--seconds", type=float, default=900, help="a child's time")
+    parser.add_argument("--case", nargs=2, metavar=("KIND", "SIZE"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "portal.settings")
+    if args.case:
+        limit = args.memory_mb * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     import django
 
     django.setup()
+    if args.case:
+        print(json.dumps(run_case(args.case[0], int(args.case[1]))))
+        return
+    quick = args.quick
     budget = 5.0 if quick else 60.0
-    if quick:
-        measure("xlsx", [10_000, 100_000], [5_000, 10_000, 20_000], budget)
-        measure("md", [5_000, 50_000], [2_500, 5_000, 10_000], budget)
-    else:
-        measure("xlsx", [10_000, 40_000, 700_000, 1_400_000], [10_000, 20_000, 40_000], budget)
-        measure("md", [10_000, 40_000, 200_000, 800_000], [5_000, 10_000, 20_000, 40_000], budget)
+    if args.only != "issue50":
+        if quick:
+            measure("xlsx", [10_000, 100_000], [5_000, 10_000, 20_000], budget)
+            measure("md", [5_000, 50_000], [2_500, 5_000, 10_000], budget)
+        else:
+            measure("xlsx", [10_000, 40_000, 700_000, 1_400_000], [10_000, 20_000, 40_000], budget)
+            measure(
+                "md", [10_000, 40_000, 200_000, 800_000], [5_000, 10_000, 20_000, 40_000], budget
+            )
+    if args.only == "backtrack":
+        return
+    words = [20_000, 100_000] if quick else [100_000, 500_000, 1_000_000, 2_000_000, 5_000_000]
+    divs = [1_000, 10_000] if quick else [100, 1_000, 10_000, 100_000]
+    entries = [1_000, 10_000] if quick else [1_000, 10_000, 50_000, 150_000]
+    measure_in_children("word", words, args.memory_mb, args.seconds)
+    measure_in_children("divs", divs, args.memory_mb, args.seconds)
+    measure_in_children("entries", entries, args.memory_mb, args.seconds)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,12 @@ met it), then runs the same normal users twice, ``--seconds`` each:
      ``--trickle`` seconds, each reconnecting when the server ends it (as an attacker would);
    - 66 ``GET /mcp`` with ``Accept: text/event-stream`` and one ordinary user's token;
    - 66 of that user's chat answer streams, on a message another stream is answering;
+   - 66 of that user's downloads of a 20 MB version, reading nothing (a receive buffer of 4 KB;
+     issue 50: they held the database pool to their last byte, every signed-in page and
+     ``/healthz`` timed out);
+   - 66 ``POST /documents/upload/`` of one staff session, each declaring 400 MB and sending a
+     byte every ``--trickle`` seconds (issue 50: a staff upload took its slot before its body
+     was in, for as long as its declared length allowed at the minimum rate: 1.7 hours);
    each stream reopened a second after it ends.
 
 Printed per phase: the users' requests, p50 / p95 / max latency and their errors (any status
@@ -22,7 +28,7 @@ in the middle of it (when the tree reports them). It uses whatever the tree offe
 portal before the fix.
 
 Run: ``.venv/bin/python benchmarks/slots.py [--users 8] [--seconds 60] [--trickle 10]
-[--attacks body,mcp,chat]`` (one or more of the three attacks);
+[--attacks body,mcp,chat,download,upload]`` (one or more of the attacks);
 ``--quick``: 4 users, 15 s a phase, a byte every 2 s (the same code path).
 """
 
@@ -122,9 +128,11 @@ class Attack:
         self.lock = threading.Lock()
         self.threads: list[threading.Thread] = []
 
-    def start(self, kind: str, head: bytes, trickle: float | None) -> None:
+    def start(self, kind: str, head: bytes, trickle: float | None, reads: bool = True) -> None:
         for _ in range(ATTACKERS):
-            thread = threading.Thread(target=self._loop, args=(kind, head, trickle), daemon=True)
+            thread = threading.Thread(
+                target=self._loop, args=(kind, head, trickle, reads), daemon=True
+            )
             thread.start()
             self.threads.append(thread)
 
@@ -132,22 +140,29 @@ class Attack:
         with self.lock:
             self.outcomes[f"{kind}: {outcome}"] += 1
 
-    def _loop(self, kind: str, head: bytes, trickle: float | None) -> None:
+    def _loop(self, kind: str, head: bytes, trickle: float | None, reads: bool) -> None:
         while not self.stop.is_set():
             try:
-                self._one(kind, head, trickle)
+                self._one(kind, head, trickle, reads)
             except OSError as exc:
                 self._note(kind, type(exc).__name__)
             self.stop.wait(1.0)
 
-    def _one(self, kind: str, head: bytes, trickle: float | None) -> None:
+    def _one(self, kind: str, head: bytes, trickle: float | None, reads: bool) -> None:
         """One socket, until the server ends it or the attack stops."""
-        with socket.create_connection(("127.0.0.1", self.port), timeout=30) as sock:
+        with socket.socket() as sock:
+            if not reads:  # before connecting: the window the server sees stays small
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.settimeout(30)
+            sock.connect(("127.0.0.1", self.port))
             sock.sendall(head)
             with self.lock:
                 self.open[kind] += 1
             try:
-                self._hold(kind, sock, trickle)
+                if reads:
+                    self._hold(kind, sock, trickle)
+                else:
+                    self._stare(kind, sock)
             finally:
                 with self.lock:
                     self.open[kind] -= 1
@@ -170,6 +185,26 @@ class Attack:
             elif trickle:
                 sock.sendall(b"x")  # one more byte of the body
 
+    def _stare(self, kind: str, sock: socket.socket) -> None:
+        """Reads nothing (peeks at the status line) until the server drops the socket."""
+        noted = False
+        while not self.stop.wait(1.0):
+            try:
+                seen = sock.recv(64, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                continue
+            except OSError:
+                self._note(kind, "dropped by the server")
+                return
+            if not seen:
+                self._note(kind, "closed by the server")
+                return
+            if not noted and b"\r\n" in seen:
+                self._note(kind, f"answered {_status(seen)}")
+                noted = True
+                if not seen.startswith(b"HTTP/1.1 200"):
+                    return  # refused: nothing to hold
+
 
 def _status(received: bytes) -> str:
     line = received.split(b"\r\n", 1)[0].decode("latin-1")
@@ -177,13 +212,15 @@ def _status(received: bytes) -> str:
     return parts[1] if len(parts) > 1 and line.startswith("HTTP/") else "no status"
 
 
-def prepare(port: int, count: int) -> tuple[list[tuple[str, str]], bytes, bytes, bytes]:
-    """Users and their credentials; the three attacks' first bytes."""
+def prepare(port: int, count: int) -> tuple[list[tuple[str, str]], dict[str, bytes]]:
+    """Users and their credentials; each attack's first bytes."""
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from django.test import Client
 
     from chat.models import Conversation, Message
+    from knowledge.ingest.registration import register_file
+    from knowledge.models import Source
     from portal.api_auth import create_token
 
     call_command("ingest", str(CORPUS / "wiki_qa_bible_ru" / "faq-dlya-novichkov"), verbosity=0)
@@ -198,6 +235,14 @@ def prepare(port: int, count: int) -> tuple[list[tuple[str, str]], bytes, bytes,
     users = [credentials(f"user-{n}") for n in range(count)]
     token, cookie = credentials("mallory")
     mallory = users_model.objects.get(username="mallory")
+    _, staff_cookie = credentials("stella")
+    users_model.objects.filter(username="stella").update(is_staff=True)
+    big = register_file(
+        Source.objects.create(name="Exports", is_public=True),
+        "export.txt",
+        ("Строка выгрузки журнала событий.\n" * (20 * 2**20 // 60)).encode(),
+        enqueue=False,
+    ).version
     # A message another stream is answering: each stream of it waits for that answer.
     message = Message.objects.create(
         conversation=Conversation.objects.create(user=mallory),
@@ -217,7 +262,14 @@ def prepare(port: int, count: int) -> tuple[list[tuple[str, str]], bytes, bytes,
         f"GET /chat/messages/{message.pk}/stream/ HTTP/1.1\r\n{host}"
         f"Accept: text/event-stream\r\nCookie: {cookie}\r\n\r\n"
     ).encode()
-    return users, slow_body, mcp, chat
+    download = f"GET /versions/{big.pk}/download/ HTTP/1.1\r\n{host}Cookie: {cookie}\r\n\r\n"
+    upload = (
+        f"POST /documents/upload/ HTTP/1.1\r\n{host}Cookie: {staff_cookie}\r\n"
+        "Content-Type: multipart/form-data; boundary=kb\r\n"
+        f"Content-Length: {400 * 2**20}\r\n\r\n--kb\r\n"
+    )
+    heads = {"body": slow_body, "mcp": mcp, "chat": chat}
+    return users, {**heads, "download": download.encode(), "upload": upload.encode()}
 
 
 def report(name: str, phase: Phase, seconds: float) -> None:
@@ -259,7 +311,7 @@ def main(args: argparse.Namespace) -> None:
 
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
-    users, slow_body, mcp, chat = prepare(port, args.users)
+    users, heads = prepare(port, args.users)
     env = {**os.environ, "KB_WEB_WORKERS": "1"}
     command = run.web_command("127.0.0.1", port)
     print("web server:", " ".join(command[1:]))
@@ -271,13 +323,16 @@ def main(args: argparse.Namespace) -> None:
         warm(base, users[0])
         report("quiet", run_users(base, users, args.seconds), args.seconds)
         attack = Attack(port)
-        kinds: dict[str, tuple[str, bytes, float | None]] = {
-            "body": ("slow body", slow_body, args.trickle),
-            "mcp": ("GET /mcp stream", mcp, None),
-            "chat": ("chat stream", chat, None),
+        kinds: dict[str, tuple[str, float | None, bool]] = {
+            "body": ("slow body", args.trickle, True),
+            "mcp": ("GET /mcp stream", None, True),
+            "chat": ("chat stream", None, True),
+            "download": ("download read by nobody", None, False),
+            "upload": ("slow staff upload", args.trickle, True),
         }
         for name in args.attacks.split(","):
-            attack.start(*kinds[name])
+            label, trickle, reads = kinds[name]
+            attack.start(label, heads[name], trickle, reads)
         time.sleep(3)  # the attack's sockets in place
         middle: dict = {}
         timer = threading.Timer(args.seconds / 2, lambda: middle.update(_healthz(base)))
@@ -312,7 +367,9 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--trickle", type=float, default=10, help="seconds between body bytes")
     parser.add_argument(
-        "--attacks", default="body,mcp,chat", help="which of body, mcp, chat (comma-separated)"
+        "--attacks",
+        default="body,mcp,chat,download,upload",
+        help="which of body, mcp, chat, download, upload (comma-separated)",
     )
     parser.add_argument("--quick", action="store_true", help="4 users, 15 s a phase, 2 s bytes")
     options = parser.parse_args()

@@ -6,6 +6,10 @@ section; a table is never cut mid-row, and a long table is split by rows with it
 repeated in every piece; sections smaller than ``min_tokens`` merge with the next section under
 the same parent; every chunk knows its heading path, its section number and every section it
 covers. A "token" here is a word or a punctuation mark, a stable proxy for model tokens.
+
+Every text is bounded (``knowledge.textbounds``): a run without a blank longer than
+``LONG_TOKEN_CHARS`` is cut into pieces before packing, and a chunk longer than
+``CHUNK_MAX_CHARS`` is cut into consecutive chunks.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 
 from knowledge.parsing.base import Block, ParsedDocument, Table
 from knowledge.tables import is_figure_table
+from knowledge.textbounds import CHUNK_MAX_CHARS, has_long_token, split_long_tokens, within_ceiling
 
 _TOKEN = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?…;:])\s+|\n+")
@@ -95,7 +100,8 @@ class Chunker:
 
     def chunk(self, document: ParsedDocument) -> list[ChunkDraft]:
         run = _Run(self.config)
-        for index, block in enumerate(document.blocks):
+        for index, found in enumerate(document.blocks):
+            block = _bounded(found)
             if block.kind == "heading":
                 run.heading(block)
             elif block.kind in TABLE_KINDS:
@@ -105,8 +111,8 @@ class Chunker:
         run.flush(final=True)
         drafts = [draft for draft in run.drafts if draft.text.strip()]
         if not drafts:
-            return _headings_only(document)
-        return self._with_row_units(drafts, run.table_pieces)
+            return _within_ceiling(_headings_only(document))
+        return _within_ceiling(self._with_row_units(drafts, run.table_pieces))
 
     def _with_row_units(self, drafts: list[ChunkDraft], pieces: list[tuple]) -> list[ChunkDraft]:
         """The drafts with the row units of the long tables right after the piece they belong
@@ -382,6 +388,44 @@ def _split_long(text: str, max_tokens: int, *, by_lines: bool = False) -> list[s
     if current:
         pieces.append(joiner.join(current))
     return [p for p in pieces if p.strip()]
+
+
+def _bounded(block: Block) -> Block:
+    """The block with every over-long token of its text, table and caption cut
+    (``split_long_tokens``); the block itself when it has none."""
+    table = block.table
+    cells = [*table.header, *(c for row in table.rows for c in row)] if table else []
+    caption = str(block.meta.get("caption") or "")
+    if not any(has_long_token(t) for t in (block.text, caption, *cells)):
+        return block
+    if table is not None:
+        table = replace(
+            table,
+            header=[split_long_tokens(c) for c in table.header],
+            rows=[[split_long_tokens(c) for c in row] for row in table.rows],
+        )
+    meta = {**block.meta, "caption": split_long_tokens(caption)} if caption else block.meta
+    return replace(block, text=split_long_tokens(block.text), table=table, meta=meta)
+
+
+def _within_ceiling(drafts: list[ChunkDraft]) -> list[ChunkDraft]:
+    """The drafts with each one longer than ``CHUNK_MAX_CHARS`` cut into consecutive drafts of
+    the same place (``within_ceiling``); a row unit's parent position follows its piece."""
+    if all(len(d.text) <= CHUNK_MAX_CHARS for d in drafts):
+        return drafts
+    out: list[ChunkDraft] = []
+    moved: dict[int, int] = {}  # old position -> new position of its first part
+    for position, draft in enumerate(drafts):
+        moved[position] = len(out)
+        for part in within_ceiling(draft.text):
+            meta = dict(draft.meta)
+            if "embed_text" in meta:
+                meta["embed_text"] = meta["embed_text"][:CHUNK_MAX_CHARS]
+            out.append(replace(draft, text=part, token_count=count_tokens(part), meta=meta))
+    for draft in out:
+        if "parent_position" in draft.meta:
+            draft.meta["parent_position"] = moved[draft.meta["parent_position"]]
+    return out
 
 
 def _headings_only(document: ParsedDocument) -> list[ChunkDraft]:

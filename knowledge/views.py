@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -25,6 +26,8 @@ from knowledge.roles import Role
 from knowledge.sources import schedule
 from knowledge.viewer import PAGE_IMAGE_WIDTHS, build_view, page_image
 from portal import audit
+from portal.capacity import claim_download, too_many_downloads
+from portal.downloads import send_file
 from portal.params import id_param
 
 
@@ -147,16 +150,17 @@ def set_role(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @require_GET
-def download(request: HttpRequest, pk: int) -> FileResponse:
+def download(request: HttpRequest, pk: int) -> HttpResponse:
+    """A version's file, as bytes to save (``portal.downloads``): nginx sends it when
+    configured; otherwise this process, at most ``KB_DOWNLOADS_PER_USER`` of a user's at once."""
+    # The cap first: a user's refused downloads cost no query of the version.
+    if not settings.DOWNLOAD_ACCEL and not claim_download(request, request.user.pk):
+        return too_many_downloads()
     version = get_object_or_404(DocumentVersion.objects.visible_to(request.user), pk=pk)
     try:
-        handle = version.file.open("rb")
+        return send_file(request, version.file, version.filename)
     except OSError:
         raise Http404(_("The stored file is missing")) from None
-    # Always as bytes to save: an uploaded .html or .svg must never run in the portal's origin.
-    response = FileResponse(handle, as_attachment=True, filename=version.filename)
-    response["Content-Type"] = "application/octet-stream"
-    return response
 
 
 @require_GET

@@ -6,13 +6,17 @@ from portal.boot import setup_or_exit
 
 setup_or_exit()
 
-from portal.capacity import CapacityLimit, use_connection_pool  # noqa: E402
+from portal.capacity import (  # noqa: E402
+    CapacityLimit,
+    ConnectionReleasingHandler,
+    use_connection_pool,
+)
 
 use_connection_pool()  # before the first query: this process is the web server
 
-from django.core.asgi import get_asgi_application  # noqa: E402
-
-django_application = get_asgi_application()  # sets Django up before the imports below
+# Django's handler (what get_asgi_application gives, Django set up above), giving a request's
+# database connection back once its response is made: a slow reader holds none.
+django_application = ConnectionReleasingHandler()
 
 from django.conf import settings  # noqa: E402
 from django.utils.module_loading import import_string  # noqa: E402

@@ -18,8 +18,13 @@ the rest, and connections of finished threads left open for minutes. Now:
   its sender liked (issue 40). Long-lived streams (the chat's answer events, ``STREAM_PATHS``
   in the settings) have slots of their own, ``KB_WEB_STREAMS``, so a page never waits behind
   them, and at most ``KB_STREAMS_PER_USER`` of them are one user's (``claim_stream``, in the
-  view that knows the user). ``/healthz`` is not counted (it takes neither; ``portal.health``)
+  view that knows the user); at most ``KB_DOWNLOADS_PER_USER`` files go to one user at once
+  (``claim_download``), and a staff session's large upload, which takes its slot before its
+  body is in, holds one of ``KB_UPLOADS_PER_USER`` places (``claim_upload``). ``/healthz`` is not counted (it takes neither; ``portal.health``)
   and reports them (``slots_in_use``).
+- **No connection held while a response goes out** (``ConnectionReleasingHandler``): a
+  request's pooled connection goes back once its response is made, before the first byte is
+  sent; 24 slow readers of a 20 MB download held 20 of them to their last byte (issue 50).
 - **A busy database is a 503** (``server_error``): a request that waited
   ``KB_DB_POOL_TIMEOUT`` s for a connection, or that PostgreSQL refused, is told to come back,
   never answered 500.
@@ -34,7 +39,9 @@ import sys
 import threading
 from collections import Counter
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.core.handlers.asgi import ASGIHandler
 from django.db import OperationalError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.translation import gettext as _
@@ -42,7 +49,6 @@ from django.views import defaults
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from portal import deadlines
-from portal.uploads import declared_length
 
 logger = logging.getLogger(__name__)
 HEALTHZ = "/healthz"
@@ -75,6 +81,20 @@ def release_connection() -> None:
         connection.close()
 
 
+class ConnectionReleasingHandler(ASGIHandler):
+    """Django's ASGI handler, giving the request's pooled database connection back as soon as
+    its response is made, before a byte of it is sent: what a response needs of the database
+    it has read by then, and the client decides how long the sending takes. Django gives it
+    back only at the end (``request_finished``); a response that reads the database while it
+    streams (a chat answer) takes one again and gives it back itself."""
+
+    async def run_get_response(self, request: HttpRequest) -> HttpResponse:
+        response = await super().run_get_response(request)
+        # In the request's own thread (thread-sensitive), where its connection lives.
+        await sync_to_async(release_connection)()
+        return response
+
+
 def busy_message() -> str:
     return _("The portal is busy; try again in %(seconds)d s.") % {
         "seconds": settings.RETRY_AFTER_SECONDS
@@ -83,7 +103,7 @@ def busy_message() -> str:
 
 class Slots:
     """This process's slots in use. The counters change on the event loop (one per process);
-    the per-user stream counts also in a view's thread, hence the lock."""
+    the per-user counts of streams and downloads also in a view's thread, hence the lock."""
 
     def __init__(self) -> None:
         self.pages = 0
@@ -96,54 +116,88 @@ class Slots:
 
 
 SLOTS = Slots()
-STREAM_TICKET = "knowledge_belt.stream"  # the ASGI scope key of a stream's StreamTicket
+PLACES = "knowledge_belt.places"  # the ASGI scope key of a request's Places
 
 
-class StreamTicket:
-    """A stream request's claim on one of its user's stream places, given back when the request
-    ends, however it ends (``CapacityLimit`` holds it; the view names the user)."""
+class Places:
+    """A request's claims on its user's places of each kind in this web process (answer streams,
+    downloads), given back when the request ends, however it ends (``CapacityLimit`` holds them;
+    the view names the user)."""
 
     def __init__(self, slots: Slots) -> None:
         self.slots = slots
-        self.user: object = None
+        self.held: list[tuple[str, object]] = []
 
-    def claim(self, user_key: object) -> bool:
+    def claim(self, kind: str, user_key: object, limit: int) -> bool:
+        key = (kind, user_key)
         with self.slots.lock:
-            if self.user is not None:
+            if key in self.held:
                 return True
-            if self.slots.per_user[user_key] >= settings.STREAMS_PER_USER:
+            if self.slots.per_user[key] >= limit:
                 return False
-            self.slots.per_user[user_key] += 1
-            self.user = user_key
+            self.slots.per_user[key] += 1
+            self.held.append(key)
             return True
 
     def release(self) -> None:
         with self.slots.lock:
-            if self.user is None:
-                return
-            self.slots.per_user[self.user] -= 1
-            if self.slots.per_user[self.user] <= 0:
-                del self.slots.per_user[self.user]
-            self.user = None
+            for key in self.held:
+                self.slots.per_user[key] -= 1
+                if self.slots.per_user[key] <= 0:
+                    del self.slots.per_user[key]
+            self.held.clear()
+
+
+def _claim(request: HttpRequest, kind: str, user_key: object, limit: int) -> bool:
+    """A request not served through ``CapacityLimit`` (the test client, a WSGI server) has no
+    places to claim and may always go on."""
+    places = getattr(request, "scope", {}).get(PLACES)
+    return places is None or places.claim(kind, user_key, limit)
 
 
 def claim_stream(request: HttpRequest, user_key: object) -> bool:
     """For a view answering with a long-lived stream: take one of ``user_key``'s stream places
     in this web process; False when the user already has ``KB_STREAMS_PER_USER`` open (answer
-    ``too_many_streams()``). A request not served through ``CapacityLimit`` (the test client, a
-    WSGI server) has no ticket and may always stream."""
-    ticket = getattr(request, "scope", {}).get(STREAM_TICKET)
-    return ticket is None or ticket.claim(user_key)
+    ``too_many_streams()``)."""
+    return _claim(request, "stream", user_key, settings.STREAMS_PER_USER)
 
 
-def too_many_streams() -> HttpResponse:
-    message = _("You have too many answers streaming at once; try again in %(seconds)d s.") % {
-        "seconds": settings.RETRY_AFTER_SECONDS
-    }
+def claim_upload(scope: Scope, user_key: object) -> bool:
+    """For an upload taking its slot before its body is in (``portal.uploads``, a staff
+    session's large body): take one of ``user_key``'s upload places in this web process; False
+    when the user already has ``KB_UPLOADS_PER_USER`` bodies coming. 70 slow uploads of one
+    staff session held all 64 slots (issue 50)."""
+    places = scope.get(PLACES)
+    return places is None or places.claim("upload", user_key, settings.UPLOADS_PER_USER)
+
+
+def claim_download(request: HttpRequest, user_key: object) -> bool:
+    """For a view sending a file: take one of ``user_key``'s download places in this web
+    process; False when the user already has ``KB_DOWNLOADS_PER_USER`` files coming (answer
+    ``too_many_downloads()``). A download holds its page slot while its bytes go out, however
+    slowly they are read: one user's readers must not take the slots everyone's pages need."""
+    return _claim(request, "download", user_key, settings.DOWNLOADS_PER_USER)
+
+
+def _too_many(message: str) -> HttpResponse:
     response = HttpResponse(message, status=429, content_type="text/plain; charset=utf-8")
     response["Retry-After"] = str(settings.RETRY_AFTER_SECONDS)
     response["Cache-Control"] = "no-store"
     return response
+
+
+def too_many_streams() -> HttpResponse:
+    return _too_many(
+        _("You have too many answers streaming at once; try again in %(seconds)d s.")
+        % {"seconds": settings.RETRY_AFTER_SECONDS}
+    )
+
+
+def too_many_downloads() -> HttpResponse:
+    return _too_many(
+        _("You have too many downloads under way; try again in %(seconds)d s.")
+        % {"seconds": settings.RETRY_AFTER_SECONDS}
+    )
 
 
 def slots_in_use() -> dict[str, object]:
@@ -153,6 +207,7 @@ def slots_in_use() -> dict[str, object]:
     report: dict[str, object] = {
         "pages": {"in_use": SLOTS.pages, "limit": SLOTS.page_limit},
         "streams": {"in_use": SLOTS.streams, "limit": SLOTS.stream_limit},
+        "downloads": sum(n for (kind, _), n in SLOTS.per_user.items() if kind == "download"),
         "arriving": SLOTS.arriving,
         "timed_out": {phase: deadlines.cut[phase] for phase in ("head", "body", "send")},
     }
@@ -195,24 +250,26 @@ class CapacityLimit:
         if slots.pages >= slots.page_limit:
             await _unavailable(send, json=scope["path"].startswith(("/api/", "/mcp")))
             return
+        places = Places(slots)
         slots.pages += 1
         try:
-            await self.app(scope, receive, send)
+            await self.app({**scope, PLACES: places}, receive, send)
         finally:
             slots.pages -= 1
+            places.release()
 
     async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
         slots = self.slots
         if slots.streams >= slots.stream_limit:
             await _unavailable(send, json=False)
             return
-        ticket = StreamTicket(slots)
+        places = Places(slots)
         slots.streams += 1
         try:
-            await self.app({**scope, STREAM_TICKET: ticket}, receive, send)
+            await self.app({**scope, PLACES: places}, receive, send)
         finally:
             slots.streams -= 1
-            ticket.release()
+            places.release()
 
     async def _body_first(self, receive: Receive) -> Receive | None:
         """The request's body read before it takes a slot, up to ``KB_MAX_BODY_KB`` (a longer
@@ -238,6 +295,15 @@ class CapacityLimit:
             return messages.pop(0) if messages else await receive()
 
         return replay
+
+
+def declared_length(scope: Scope) -> int | None:
+    """The request's ``Content-Length``, or None (none, or not a number)."""
+    for name, value in scope.get("headers", []):
+        if name == b"content-length":
+            text = value.decode("latin-1")
+            return int(text) if text.isdigit() else None
+    return None
 
 
 async def _unavailable(send: Send, *, json: bool) -> None:

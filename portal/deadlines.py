@@ -9,9 +9,11 @@ portal's request slots (issue 40: 66 such sockets, every page 503). Here, per co
 
 - **the head**: the request line and headers must arrive within ``KB_HEADER_TIMEOUT_SECONDS``
   of the connection's first byte (of its opening, when it sends nothing at all);
-- **the body**: within ``KB_BODY_TIMEOUT_SECONDS`` of the head, plus its declared length at
-  ``KB_BODY_MIN_KB_PER_SECOND`` (a large upload on a slow line still arrives; the portal refuses
-  a length over its limit before reading, ``portal.uploads``);
+- **the body**: at a minimum rate, whatever length it declares: from ``KB_BODY_TIMEOUT_SECONDS``
+  after the head on, ``KB_BODY_MIN_KB_PER_SECOND`` for every second past that must have come,
+  looked at every ``RATE_CHECK_SECONDS`` (an upload on a slow line still arrives; a body of
+  400 MB declared and a byte sent now and then held its socket, and a staff upload its slot,
+  for 1.7 hours when the deadline grew with the declared length: issue 50);
 - **a response the client does not read**: once the socket's send buffer is full, the client
   has ``KB_SEND_TIMEOUT_SECONDS`` to take some of it, or the connection is dropped.
 
@@ -31,6 +33,7 @@ from django.conf import settings
 from django.utils.translation import gettext as _
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+RATE_CHECK_SECONDS = 5.0  # how often a body's pace is looked at, once its grace is over
 # Connections cut by each deadline since this process started (reported by /healthz).
 cut: Counter[str] = Counter()
 _open_connections: set | None = None  # uvicorn's set of this process's open connections
@@ -52,9 +55,13 @@ class DeadlineProtocol(H11Protocol):
         self._phase = ""
         self._timer: asyncio.TimerHandle | None = None
         self._send_timer: asyncio.TimerHandle | None = None
+        self._body_since = 0.0
+        self._body_bytes = 0
         self._arm("head", settings.HEADER_TIMEOUT_SECONDS)  # a connection that sends nothing
 
     def data_received(self, data: bytes) -> None:
+        if self._phase == "body":
+            self._body_bytes += len(data)
         super().data_received(data)
         self._follow()
 
@@ -92,7 +99,8 @@ class DeadlineProtocol(H11Protocol):
         state = self.conn.their_state
         if state is h11.SEND_BODY:
             if self._phase != "body":
-                self._arm("body", self._body_seconds())
+                self._body_since, self._body_bytes = self.loop.time(), 0
+                self._arm("body", settings.BODY_TIMEOUT_SECONDS + RATE_CHECK_SECONDS)
         elif state is h11.IDLE:
             if self._phase == "head":
                 return  # the head's deadline runs from its first byte, not from its last
@@ -102,12 +110,10 @@ class DeadlineProtocol(H11Protocol):
         elif self._phase:
             self._disarm()
 
-    def _body_seconds(self) -> float:
-        declared = 0
-        for name, value in self.headers or []:
-            if name == b"content-length" and value.isdigit():
-                declared = int(value)
-        return settings.BODY_TIMEOUT_SECONDS + declared / (settings.BODY_MIN_KB_PER_SECOND * 1024)
+    def _body_on_pace(self) -> bool:
+        """Whether the body has come at the minimum rate for every second past its grace."""
+        late = self.loop.time() - self._body_since - settings.BODY_TIMEOUT_SECONDS
+        return self._body_bytes >= settings.BODY_MIN_KB_PER_SECOND * 1024 * max(0.0, late)
 
     def _arm(self, phase: str, seconds: float) -> None:
         self._disarm()
@@ -122,6 +128,9 @@ class DeadlineProtocol(H11Protocol):
 
     def _expired(self, phase: str) -> None:
         self._timer = None
+        if phase == "body" and self._body_on_pace():
+            self._timer = self.loop.call_later(RATE_CHECK_SECONDS, self._expired, phase)
+            return  # still the body's phase: looked at again
         self._phase = ""
         if self.transport.is_closing():
             return

@@ -350,9 +350,22 @@ RETRY_AFTER_SECONDS = 5  # what a 503 of a full server tells the client to wait
 WEB_STREAMS = env_int("KB_WEB_STREAMS", 32, minimum=1)
 STREAMS_PER_USER = env_int("KB_STREAMS_PER_USER", 3, minimum=1)
 STREAM_PATHS = [r"^/chat/messages/\d+/stream/$"]
+# A file download (a version's bytes) goes out holding no database connection, at most
+# KB_DOWNLOADS_PER_USER of one user's at once per web process (then 429). Behind nginx set
+# KB_DOWNLOAD_ACCEL to the internal location that serves the files folder (the shipped
+# deploy/nginx/knowledge-belt.conf: /_files/): the portal checks who may read the version and
+# answers with X-Accel-Redirect, nginx sends the bytes. Empty: the portal sends them itself.
+DOWNLOADS_PER_USER = env_int("KB_DOWNLOADS_PER_USER", 3, minimum=1)
+# A staff upload larger than KB_MAX_BODY_KB takes its slot before its body is in: at most
+# KB_UPLOADS_PER_USER of one user's at once per web process (then 429).
+UPLOADS_PER_USER = env_int("KB_UPLOADS_PER_USER", 3, minimum=1)
+DOWNLOAD_ACCEL = env_str("KB_DOWNLOAD_ACCEL")
+if DOWNLOAD_ACCEL and not (DOWNLOAD_ACCEL.startswith("/") and DOWNLOAD_ACCEL.endswith("/")):
+    raise ImproperlyConfigured(f"KB_DOWNLOAD_ACCEL={DOWNLOAD_ACCEL!r} must be a path like /_files/")
 # Deadlines of every connection (portal.deadlines): its request head within
-# KB_HEADER_TIMEOUT_SECONDS of its first byte, its body within KB_BODY_TIMEOUT_SECONDS plus its
-# declared length at KB_BODY_MIN_KB_PER_SECOND (then 408); a client that reads nothing of a
+# KB_HEADER_TIMEOUT_SECONDS of its first byte, its body at KB_BODY_MIN_KB_PER_SECOND or faster
+# from KB_BODY_TIMEOUT_SECONDS after its head on, whatever length it declares (then 408); a
+# client that reads nothing of a
 # response for KB_SEND_TIMEOUT_SECONDS is let go. Idle between requests: uvicorn's keep-alive.
 HEADER_TIMEOUT_SECONDS = env_int("KB_HEADER_TIMEOUT_SECONDS", 10, minimum=1)
 BODY_TIMEOUT_SECONDS = env_int("KB_BODY_TIMEOUT_SECONDS", 30, minimum=1)
@@ -457,6 +470,13 @@ INGEST_TIME_LIMIT_SECONDS = env_int("KB_INGEST_TIME_LIMIT_SECONDS", 900, minimum
 # plain words, knowledge.ingest.pipeline); a minute later the worker process is killed outright.
 # Celery stands behind both budgets: a scan may take its recognition's limit on top of the
 # ingest's own (the ingest's clock stops while Tesseract reads, knowledge.parsing.pdf).
+# Memory: a parse may grow its process's address space by KB_PARSE_MEMORY_MB (then the version
+# fails with a plain reason, knowledge.parsing.base.memory_budget, instead of the kernel's OOM
+# killer ending the worker); a worker's child process that has grown past KB_WORKER_MAX_MEMORY_MB
+# of resident memory is replaced after its task (Celery's worker_max_memory_per_child). 0: none.
+PARSE_MEMORY_MB = env_int("KB_PARSE_MEMORY_MB", 2048, minimum=0)
+WORKER_MAX_MEMORY_MB = env_int("KB_WORKER_MAX_MEMORY_MB", 1536, minimum=0)
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = WORKER_MAX_MEMORY_MB * 1024 or None  # KiB
 CELERY_TASK_ANNOTATIONS = {
     "knowledge.ingest_version": {
         "soft_time_limit": INGEST_TIME_LIMIT_SECONDS + OCR_TIME_LIMIT_SECONDS,
@@ -475,11 +495,12 @@ SOURCE_SYNC_STALE_SECONDS = env_int("KB_SOURCE_SYNC_STALE_SECONDS", 3600, minimu
 # Tracker sources (knowledge.sources.tracker): the comment marker that makes a closed ticket a
 # document, how long one request may take, tickets and comments asked per page. Their tokens
 # are read at each sync (KB_TRACKER_TOKEN_<source id>, KB_TRACKER_TOKEN), never stored, and
-# sent only to the hosts of KB_TRACKER_HOSTS (a host, host:port or *.domain each; by default
-# the public trackers' API hosts): a source's URL is typed by staff, the token is the workers'.
-TRACKER_HOSTS = env_list(
-    "KB_TRACKER_HOSTS", ["api.tracker.yandex.net", "*.atlassian.net", "gitlab.com"]
-)
+# sent only to the hosts of KB_TRACKER_HOSTS (a host, host:port or *.domain each): a source's
+# URL is typed by staff, the token is the workers'. By default Yandex Tracker's API host only
+# (the organisation is a header, the host Yandex's): no domain where anyone may own a site or
+# a project (*.atlassian.net, gitlab.com), where a token configured for one company's site
+# would be sent to another's; name your own Jira site or GitLab.
+TRACKER_HOSTS = env_list("KB_TRACKER_HOSTS", ["api.tracker.yandex.net"])
 TRACKER_MARKER = env_str("KB_TRACKER_MARKER", "#RESOLVED").strip() or "#RESOLVED"
 TRACKER_TIMEOUT_SECONDS = env_int("KB_TRACKER_TIMEOUT_SECONDS", 30, minimum=1)
 TRACKER_PAGE_SIZE = env_int("KB_TRACKER_PAGE_SIZE", 50, minimum=1)

@@ -6,7 +6,10 @@ Three layers, outermost first:
   ASGI handler reads the whole body into a temporary file before any Django middleware runs, so
   without it a client could fill the disk with one upload. It answers 413 from the declared
   Content-Length without reading the body, and stops reading a body without a length (chunked)
-  as soon as it passes ``KB_MAX_REQUEST_MB``.
+  as soon as it passes ``KB_MAX_REQUEST_MB``. A staff upload larger than ``KB_MAX_BODY_KB``
+  holds its request slot while its body comes in: one user holds at most
+  ``KB_UPLOADS_PER_USER`` such slots (429), and a body slower than
+  ``KB_BODY_MIN_KB_PER_SECOND`` is cut (``portal.deadlines``).
 - ``RequestSizeLimitMiddleware`` does the same check inside Django for WSGI servers (which read
   the body lazily), before the CSRF middleware would parse the form.
 - ``FileSizeLimitUploadHandler`` drops a single file once it passes ``KB_MAX_UPLOAD_MB`` while
@@ -28,6 +31,8 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadhandler import FileUploadHandler, SkipFile
 from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext as _
+
+from portal.capacity import claim_upload, declared_length
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -61,16 +66,17 @@ def body_limit(path: str, session_key: str | None) -> int:
     small = settings.MAX_BODY_KB * 1024
     if path not in UPLOAD_PATHS or not session_key:
         return small
-    return settings.MAX_REQUEST_MB * 1024 * 1024 if _staff_session(session_key) else small
+    return settings.MAX_REQUEST_MB * 1024 * 1024 if staff_user(session_key) else small
 
 
-def _staff_session(session_key: str) -> bool:
+def staff_user(session_key: str) -> int | None:
+    """The id of the active staff member signed in with ``session_key``, or None."""
     engine = import_module(settings.SESSION_ENGINE)
     user_id = engine.SessionStore(session_key).get("_auth_user_id")
     if user_id is None:
-        return False
+        return None
     users = get_user_model().objects.filter(pk=user_id, is_active=True, is_staff=True)
-    return users.exists()
+    return users.values_list("pk", flat=True).first()
 
 
 def _session_key(cookie_header: str) -> str | None:
@@ -137,7 +143,13 @@ class RequestSizeLimitASGIMiddleware:
         if scope.get("path") in UPLOAD_PATHS and (declared is None or declared > limit):
             cookie = _header(scope, b"cookie")
             key = _session_key(cookie) if cookie else None
-            limit = await sync_to_async(body_limit)(scope["path"], key) if key else limit
+            staff = await sync_to_async(staff_user)(key) if key else None
+            if staff is not None:
+                limit = settings.MAX_REQUEST_MB * 1024 * 1024
+                # Its slot is taken before its body is in: a few of one user's at once.
+                if not claim_upload(scope, staff):
+                    await _too_many_uploads(send)
+                    return
         if declared is not None and declared > limit:
             await _refuse(send, declared, limit)
             return
@@ -174,15 +186,24 @@ def _header(scope: Scope, wanted: bytes) -> str:
     return ""
 
 
-def declared_length(scope: Scope) -> int | None:
-    """The request's ``Content-Length``, or None (none, or not a number)."""
-    value = _header(scope, b"content-length")
-    if not value:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        return None
+async def _too_many_uploads(send: Send) -> None:
+    body = (
+        _("You have too many uploads under way; try again in %(seconds)d s.")
+        % {"seconds": settings.RETRY_AFTER_SECONDS}
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 429,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                (b"retry-after", str(settings.RETRY_AFTER_SECONDS).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _refuse(send: Send, length: int, limit: int) -> None:

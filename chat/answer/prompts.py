@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
+
+from knowledge.confusables import letter_view
 
 SYSTEM_RULES = """You are Knowledge Belt, the company's internal documentation assistant.
 
@@ -57,14 +60,29 @@ def fence(text: str) -> str:
     """``text`` (a document's passage, title or heading; a question or answer the judge reads)
     made unable to close or open a fence of these templates: every run of two or more ``<``
     or ``>`` is spaced out (no two of one bracket stay side by side), and a ``<sources>`` tag
-    in any case, spacing, width (``＜/SOURCES ＞``) or with invisible characters inside
-    (``</sour\u200bces>``) loses its angle brackets, and so does one the text would make with
+    in any case, spacing, width (``＜/SOURCES ＞``), with invisible characters inside
+    (``</sour\u200bces>``) or look-alike letters of other scripts (``</sourcеs>``, a Cyrillic
+    ``е``; ``knowledge.confusables``) loses its angle brackets, and so does one the text would make with
     the fence's own brackets (a text that starts "/sources>" or ends "</sources"). The one
     function every prompt with fenced data uses (the answer, the judge, the test analysis's
     suggestions)."""
     text = unicodedata.normalize("NFKC", text)
     text = "".join(char for char in text if unicodedata.category(char) != "Cf")
     text = _BRACKET_RUN.sub(lambda run: " ".join(run.group(0)), text)
-    text = _FENCE_TAG.sub(lambda tag: "‹" + tag.group(0)[1:-1] + "›", text)
-    text = _TAG_REST_AT_START.sub(lambda rest: rest.group(1) + "‹" + rest.group(2) + "›", text)
-    return _TAG_START_AT_END.sub(lambda start: "‹" + start.group(1), text)
+    text = _seen_sub(_FENCE_TAG, text, lambda part: "‹" + part(0)[1:-1] + "›")
+    text = _seen_sub(_TAG_REST_AT_START, text, lambda part: part(1) + "‹" + part(2) + "›")
+    return _seen_sub(_TAG_START_AT_END, text, lambda part: "‹" + part(1))
+
+
+def _seen_sub(pattern: re.Pattern[str], text: str, make: Callable[[Callable], str]) -> str:
+    """``pattern.sub`` over what ``text`` looks like (``letter_view``: ``</sourcеs>`` with a
+    Cyrillic ``е`` is a closing tag), the replacement made of ``text``'s own characters
+    (``make`` gets a function giving a group of the match as written)."""
+    out, position = [], 0
+    for found in pattern.finditer(letter_view(text)):
+        out += [
+            text[position : found.start()],
+            make(lambda n, m=found: text[m.start(n) : m.end(n)]),
+        ]
+        position = found.end()
+    return "".join(out) + text[position:]

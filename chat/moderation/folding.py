@@ -4,11 +4,18 @@ No Django in here.
 ``readings`` undoes what a person does to slip a word past a list, and nothing else; each
 reading is matched as well as the question as typed:
 
-- what only looks different (``knowledge.confusables``, the same function that tells
-  source names apart): compatibility forms (NFKC: fullwidth ``ｐａｓｓｗｏｒｄ``), invisible
-  characters dropped, letters drawn blank (U+3164, U+2800) read as spaces, look-alike letters of
-  another alphabet in a word (a Cyrillic ``а`` or a Greek ``ο`` in ``passwοrd``, Latin letters in
-  ``tokeн`` or ``пapoлb``) read in the word's own alphabet;
+- what only looks different (``knowledge.confusables``: Unicode's look-alikes, UTS #39, as the
+  source names and the prompt fence see them): compatibility forms (NFKC: fullwidth
+  ``ｐａｓｓｗｏｒｄ``), invisible characters dropped, letters drawn blank (U+3164, U+2800) read
+  as spaces, look-alike letters of another alphabet in a word (a Cyrillic ``а`` or a Greek ``ο``
+  in ``passwοrd``, Latin letters in ``tokeн`` or ``пapoлb``, italic forms such as ``m`` for
+  ``т`` and ``u`` for ``и`` too) read in the word's own alphabet;
+- a word of Latin and Cyrillic letters both read in Cyrillic, twice: its Latin letters as
+  their look-alikes (``cyкa``), and as Russian spelled in Latin letters (``parоль``,
+  ``паr0ль``);
+- a letter repeated in a row read once (``тууупой``), and a ``*`` standing for a vowel
+  (``т*пой``, ``f*ck``) read as each vowel that makes a Russian word of it (any vowel in a Latin
+  word: no English dictionary here);
 - letters spelled apart, three or more in a row: ``p a s s w o r d``, ``п.а.р.о.л.ь``;
 - digits and signs standing for letters inside a word of letters (``passw0rd``, ``p@ssw0rd``,
   ``пар0ль``); a number alone, or a name such as ``k8s``, is read both ways, as the text as
@@ -30,9 +37,11 @@ from knowledge import confusables
 from knowledge.question.nlp import known_word
 from knowledge.question.words import FUNCTION_WORDS_EN
 
-# Digits and signs written for letters, by the alphabet of the word they stand in.
+# Digits, signs and italic forms written for letters, by the alphabet of the word they stand in
+# (what Unicode's look-alikes do not hold: ``к`` is drawn like ``ĸ``, not ``k``).
 _LEET = {
     "latin": {
+        "к": "k",
         "0": "o",
         "1": "i",
         "3": "e",
@@ -43,8 +52,16 @@ _LEET = {
         "@": "a",
         "$": "s",
     },
-    "cyrillic": {"0": "о", "3": "з", "4": "ч", "6": "б", "@": "а"},
+    "cyrillic": {
+        **dict(zip("kmtnub", "кмтпиь", strict=True)),
+        **{"0": "о", "3": "з", "4": "ч", "6": "б", "@": "а"},
+    },
 }
+_VOWELS_OF = {"cyrillic": "аеёиоуыэюя", "latin": "aeiouy"}
+_REPEATED = re.compile(r"([^\W\d_])\1+")
+# A word with one or two stars standing for letters inside it or at an end (``т*пой``, ``*уй``).
+_MASKED = re.compile(r"(?<![^\W_])(?=[^\W\d_]*\*)[^\W\d_]*\*{1,2}[^\W\d_]*(?![^\W_*])")
+_MASK_READINGS = 12  # at most so many readings of the masked words of one question
 
 _SPACED = re.compile(r"(?<![^\W_])[^\W_](?:[\s.\-_*·•]{1,2}[^\W_]){2,}(?![^\W_])")
 _WORD = re.compile(r"[^\W_]+(?:[@$][^\W_]+)*[@$]?|[@$][^\W_]+")
@@ -97,8 +114,13 @@ def fold(text: str) -> str:
 def joined(text: str) -> str:
     """``fold`` with words broken inside made whole: blank-drawn letters dropped, a hyphen,
     soft hyphen or star between two letters (a line break after it too) taken out."""
+    return _letters(_whole_words(text))
+
+
+def _whole_words(text: str) -> str:
+    """``text`` visible, its words broken inside made whole, each letter as typed."""
     text = confusables.visible(_SOFT_HYPHEN_BREAK.sub("", text), blanks="")
-    return _letters(_BREAK.sub("", text))
+    return _BREAK.sub("", text)
 
 
 def _cyrillic(word: str) -> str:
@@ -130,9 +152,61 @@ def transliterated(text: str) -> str:
     return _LATIN_WORD.sub(lambda found: _cyrillic(found.group(0)), text)
 
 
+def _mixed_words(text: str, read) -> str:
+    """``text`` with each word of Latin and Cyrillic letters both read by ``read``."""
+    return _WORD.sub(
+        lambda found: read(found.group(0)) if confusables.mixed(found.group(0)) else found.group(0),
+        text,
+    )
+
+
+def _in_cyrillic(word: str) -> str:
+    return confusables.fold_word(word, _LEET, alphabet="cyrillic")
+
+
+def _spelled_in_latin(word: str) -> str:
+    """A mixed word's runs of Latin letters read as Russian spelled in Latin letters."""
+    word = _LATIN_WORD.sub(lambda run: _TRANSLIT_PATTERN.sub(_letter, run.group(0).lower()), word)
+    return "".join(_LEET["cyrillic"].get(c, c) if c.isdigit() else c for c in word)
+
+
+def _letter(found: re.Match[str]) -> str:
+    return _TRANSLIT_MAP.get(found.group(0), "ы")
+
+
+def unrepeated(text: str) -> str:
+    """``text`` with each letter repeated in a row read once (``тууупой``)."""
+    return _REPEATED.sub(r"\1", text)
+
+
+def unmasked(text: str) -> list[str]:
+    """Readings of ``text`` with a masked word's stars read as vowels that make it a word."""
+    out: list[str] = []
+    for found in _MASKED.finditer(text):
+        word = found.group(0)
+        alphabet = confusables.word_alphabet(word.replace("*", ""))
+        if not alphabet:
+            continue
+        vowels = _VOWELS_OF[alphabet]
+        guesses = [word]
+        for _ in range(word.count("*")):
+            guesses = [g.replace("*", v, 1) for g in guesses for v in vowels]
+        if alphabet == "cyrillic":
+            guesses = [g for g in guesses if known_word(g.lower())]
+        for guess in guesses:
+            out.append(text[: found.start()] + guess + text[found.end() :])
+            if len(out) >= _MASK_READINGS:
+                return out
+    return out
+
+
 def readings(text: str) -> list[str]:
     """The question read with its disguises taken off (see the module docstring), each reading
     once, without the ones equal to an earlier reading."""
     first, whole = fold(text), joined(text)
     found = [first, whole, transliterated(whole)]
+    typed = _SPACED.sub(_join_spaced, _whole_words(text))
+    found += [_letters(_mixed_words(typed, read)) for read in (_in_cyrillic, _spelled_in_latin)]
+    found += [unrepeated(reading) for reading in found]
+    found += unmasked(first)
     return [r for i, r in enumerate(found) if r and r not in found[:i]]

@@ -306,7 +306,7 @@ def make_certificate(folder: Path) -> tuple[Path, Path]:
 
 
 def proxy_config(
-    shipped: str, *, https: int, http: int, upstream: int, cert: Path, key: Path
+    shipped: str, *, https: int, http: int, upstream: int, cert: Path, key: Path, files: Path
 ) -> str:
     """The shipped server configuration with this machine's ports and certificate, and nothing
     else changed (each replaced line must be there exactly once: the file cannot drift)."""
@@ -316,6 +316,7 @@ def proxy_config(
         "server 127.0.0.1:8000;": f"server 127.0.0.1:{upstream};",
         "/etc/ssl/certs/kb.example.com.pem": str(cert),
         "/etc/ssl/private/kb.example.com.key": str(key),
+        "alias /srv/kb/var/files/;": f"alias {files}/;",
     }
     for old, new in replacements.items():
         if shipped.count(old) != 1:
@@ -324,9 +325,10 @@ def proxy_config(
     return shipped
 
 
-def start_proxy(folder: Path, upstream: int) -> Proxy:
+def start_proxy(folder: Path, upstream: int, files: Path) -> Proxy:
     """Debian's nginx with the shipped configuration inside a minimal main file of its own
-    (its pid, logs and temporary folders under ``folder``), in the foreground."""
+    (its pid, logs and temporary folders under ``folder``; its workers as this user, who can
+    read the portal's ``files`` folder), in the foreground."""
     binary = shutil.which("nginx") or "/usr/sbin/nginx"
     if not Path(binary).exists():
         raise CheckFailed("nginx is not installed (Debian: apt-get install nginx)")
@@ -338,7 +340,7 @@ def start_proxy(folder: Path, upstream: int) -> Proxy:
     cert, key = make_certificate(folder)
     port = free_port()
     server = proxy_config(
-        shipped, https=port, http=free_port(), upstream=upstream, cert=cert, key=key
+        shipped, https=port, http=free_port(), upstream=upstream, cert=cert, key=key, files=files
     )
     (folder / "knowledge-belt.conf").write_text(server)
     temp = "\n".join(
@@ -347,7 +349,8 @@ def start_proxy(folder: Path, upstream: int) -> Proxy:
     )
     main = folder / "nginx.conf"
     main.write_text(
-        f"daemon off;\nworker_processes 1;\npid {folder / 'nginx.pid'};\n"
+        f"daemon off;\nuser {pwd.getpwuid(os.getuid()).pw_name};\nworker_processes 1;\n"
+        f"pid {folder / 'nginx.pid'};\n"
         f"error_log {folder / 'error.log'} warn;\nevents {{ worker_connections 1024; }}\n"
         f"http {{\n    access_log {folder / 'access.log'};\n{temp}\n"
         f"    include {folder / 'knowledge-belt.conf'};\n}}\n"
@@ -452,6 +455,26 @@ def uploaded_ready(portal: Portal, documents_url: str) -> bool:
     if "failed" in statuses:
         raise CheckFailed("the uploaded document failed to ingest")
     return bool(statuses) and set(statuses) == {"ready"}
+
+
+def check_download(portal: Portal, documents_url: str, expected: bytes) -> None:
+    """The version's download link answers with the file's very bytes, as an attachment, sent
+    by nginx from the files folder: the portal's answer carried X-Accel-Redirect only."""
+    document = re.search(r'href="(/documents/\d+/)"', portal.get(documents_url).text)
+    if not document:
+        raise CheckFailed("no document link on the Documents page")
+    link = re.search(r'href="(/versions/\d+/download/)"', portal.get(document[1]).text)
+    if not link:
+        raise CheckFailed("no download link on the document's page")
+    response = portal.get(link[1])
+    disposition = response.headers.get("content-disposition", "")
+    if response.status_code != 200 or response.content != expected:
+        raise CheckFailed(
+            f"the download answered {response.status_code}, {len(response.content)} B"
+        )
+    if not disposition.startswith("attachment") or "x-accel-redirect" in response.headers:
+        raise CheckFailed(f"the download's headers: {dict(response.headers)}")
+    say(f"  {len(expected)} bytes, {disposition}")
 
 
 @dataclass
@@ -562,6 +585,7 @@ def run_check(source: Path, keep: bool) -> None:
             KB_SECURE="1",
             KB_ALLOWED_HOSTS="127.0.0.1,localhost",
             KB_TRUSTED_PROXIES="127.0.0.1",  # the proxy's X-Forwarded-For names the client
+            KB_DOWNLOAD_ACCEL="/_files/",  # nginx sends the files (the shipped location)
             KB_DEMO="0",
             KB_PORT=str(port),
             KB_WEB_WORKERS="2",
@@ -584,7 +608,7 @@ def run_check(source: Path, keep: bool) -> None:
         with steps.step("start web (2 workers), a worker per queue and the beat from the units"):
             started = start_services(home, env)
         with steps.step("nginx in front with deploy/nginx/knowledge-belt.conf (TLS)"):
-            proxy = start_proxy(workdir / "nginx", port)
+            proxy = start_proxy(workdir / "nginx", port, home / "var" / "files")
             portal = Portal(proxy.url, verify=proxy.tls)
 
             def healthy() -> bool:
@@ -609,6 +633,8 @@ def run_check(source: Path, keep: bool) -> None:
                 raise CheckFailed(f"the upload answered {response.status_code}")
             documents_url = response.headers["location"]
             wait_for("the DOCX ingested", lambda: uploaded_ready(portal, documents_url), 180, 2)
+        with steps.step("the uploaded file downloads through nginx (X-Accel-Redirect)"):
+            check_download(portal, documents_url, docx_path.read_bytes())
         with steps.step("the JSON API answers with the uploaded document as its source"):
             payload = api_ask(portal, portal.create_api_token(), QUESTION)
             if not answered_with_source(payload) or payload["sources"][0]["document"] not in (

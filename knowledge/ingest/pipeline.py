@@ -44,6 +44,7 @@ from knowledge.parsing.base import (
     ParsedDocument,
     ParseError,
     TimeBudgetExceeded,
+    memory_budget,
     time_budget,
 )
 from knowledge.parsing.registry import parse_document
@@ -66,8 +67,9 @@ logger = logging.getLogger(__name__)
 Status = DocumentVersion.Status
 Progress = Callable[[int, str], None]  # percent, stage
 # Runs of one version in a row that may end without a word (the worker killed: past the hard
-# time limit, out of memory) before it is marked failed instead of being taken up forever.
-MAX_ATTEMPTS = 3
+# time limit, out of memory) before it is marked failed instead of being taken up forever: the
+# second is the end (a worker killed once by something else, a restart, is taken up again).
+MAX_ATTEMPTS = 2
 TIME_LIMIT = (
     "Reading and indexing the file took longer than {seconds} s, so it was stopped "
     "(KB_INGEST_TIME_LIMIT_SECONDS): split the document, or ask the administrators to raise "
@@ -379,7 +381,7 @@ def _parse(version: DocumentVersion, token: str) -> ParsedDocument:
             stage=ocr_stage(done, total),
         )
 
-    with time_budget(settings.INGEST_TIME_LIMIT_SECONDS):
+    with time_budget(settings.INGEST_TIME_LIMIT_SECONDS), memory_budget(settings.PARSE_MEMORY_MB):
         return parse_document(data, version.filename, progress=recognised)
 
 

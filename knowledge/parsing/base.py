@@ -9,6 +9,7 @@ apart so that the chunker can split a long table by rows and repeat the header.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -57,6 +58,50 @@ def paused_time_budget() -> Iterator[None]:
     finally:
         if getattr(_budget, "deadline", None) is not None:
             _budget.deadline += time.monotonic() - started
+
+
+_memory = threading.Lock()
+_memory_users = 0
+_memory_saved: tuple[int, int] | None = None
+
+
+@contextmanager
+def memory_budget(megabytes: int) -> Iterator[None]:
+    """The process may grow its address space by at most ``megabytes`` while this block runs (a
+    parse): a file that would take more ends in ``MemoryError``, which its version reports in
+    plain words, instead of the kernel's out-of-memory killer ending the worker (a 5-million-
+    letter word took a worker to 20 GB). Parses running at once in threads of one process
+    (``manage.py ingest --jobs``) share the budget; 0, or no ``RLIMIT_AS`` here: no limit."""
+    global _memory_users, _memory_saved
+    import resource  # Unix only; the ingest runs on Linux workers
+
+    if megabytes <= 0:
+        yield
+        return
+    with _memory:
+        if _memory_users == 0:
+            soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+            wanted = _address_space() + megabytes * 2**20
+            if hard != resource.RLIM_INFINITY:
+                wanted = min(wanted, hard)
+            if soft == resource.RLIM_INFINITY or soft > wanted:
+                resource.setrlimit(resource.RLIMIT_AS, (wanted, hard))
+                _memory_saved = (soft, hard)
+        _memory_users += 1
+    try:
+        yield
+    finally:
+        with _memory:
+            _memory_users -= 1
+            if _memory_users == 0 and _memory_saved is not None:
+                resource.setrlimit(resource.RLIMIT_AS, _memory_saved)
+                _memory_saved = None
+
+
+def _address_space() -> int:
+    """This process's address space in bytes now (Linux's /proc/self/statm)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def check_time_budget() -> None:

@@ -17,6 +17,7 @@ from pathlib import PurePosixPath
 
 from knowledge.parsing.base import ParseError
 from knowledge.parsing.openapi_load import load_spec
+from knowledge.parsing.safezip import check_part_count
 
 FORMATS = ("docx", "pdf", "xlsx", "markdown", "text", "openapi", "image")
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".jpe", ".tif", ".tiff"}
@@ -140,6 +141,7 @@ def _image(kind: str, suffix: str) -> Detected:
 
 
 def _detect_zip(data: bytes, filename: str, suffix: str) -> Detected:
+    check_part_count(data, _noun(filename))
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()

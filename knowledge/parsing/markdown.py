@@ -50,6 +50,15 @@ _RELATIVE_LINK = re.compile(r"\[([^\[\]]*+)\]\((?!https?:|ftp:|mailto:)[^()\[\]]
 _BR = re.compile(r"^<br\s*/?>$", re.I)
 _ABSOLUTE_URL = re.compile(r"^(?:https?|ftp|mailto):", re.I)
 _HTML_STRIP_ALWAYS = ["b", "strong", "i", "em", "code", "img", "u", "mark", "s", "del"]
+# HTML nested deeper than this is refused: BeautifulSoup and markdownify walk the tree by
+# recursion, and 100,000 nested <div> ended in a RecursionError after 20 s. The demo wiki's
+# deepest is 5.
+MAX_HTML_DEPTH = 100
+_HTML_TAG = re.compile(r"<(/?)([A-Za-z][\w:-]*+)[^<>]*+>")
+_VOID_TAGS = frozenset(
+    ("area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param")
+    + ("source", "track", "wbr")
+)
 
 
 class MarkdownParser:
@@ -210,6 +219,7 @@ class _Builder:
 
     def _html_block(self, html: str) -> None:
         """Raw HTML: a simple <table> becomes a Table, everything else Markdown text."""
+        _check_depth(html)
         soup = BeautifulSoup(html, "html.parser")
         tables = soup.find_all("table")
         table = _simple_html_table(tables[0]) if len(tables) == 1 else None
@@ -302,8 +312,24 @@ def _inline(token: Token, *, links: bool) -> str:
     return clean_text("".join(parts))
 
 
+def _check_depth(html: str) -> None:
+    """ParseError when ``html`` nests elements deeper than ``MAX_HTML_DEPTH`` (an element
+    left open counts as open: the count may only be too high, never too low)."""
+    depth = 0
+    for tag in _HTML_TAG.finditer(html):
+        closing, name = tag.group(1), tag.group(2).lower()
+        if name in _VOID_TAGS or tag.group(0).endswith("/>"):
+            continue
+        depth = max(0, depth - 1) if closing else depth + 1
+        if depth > MAX_HTML_DEPTH:
+            raise ParseError(
+                f"The page nests HTML elements more than {MAX_HTML_DEPTH} deep; it was not read"
+            )
+
+
 def _html_to_text(html: str, *, links: bool) -> str:
     """Raw HTML as Markdown text, with emphasis, images and (optionally) links dropped."""
+    _check_depth(html)
     strip = _HTML_STRIP_ALWAYS if links else [*_HTML_STRIP_ALWAYS, "a"]
     text = markdownify(
         html,

@@ -10,6 +10,8 @@ the ratio, and ``zipfile`` hands bzip2 and lzma parts to a decompressor without 
 - every part is read as a stream, a megabyte at a time, and counted: past ``part_limit`` bytes
   for one part, or ``total_limit`` for the whole package, reading stops and the file is refused;
   a deflate stream cannot produce more than it is read for, so memory stays within the budget;
+- a package of more than ``MAX_PARTS`` parts is refused before its directory is read (a 17 MB
+  file of 150,000 empty entries took 42 s and 353 MB to open); Word and Excel write tens;
 - pictures and embedded files (``word/media/``, ``xl/embeddings/``...) are not unpacked at all:
   no parser reads them, they are kept as empty parts;
 - the parts read are packed again, stored, for the parser: what it opens is exactly what was
@@ -35,6 +37,8 @@ METHOD_NAMES = {
 SKIPPED_FOLDERS = ("media/", "embeddings/", "activeX/", "printerSettings/")
 SKIPPED_PARTS = ("docProps/thumbnail.jpeg", "docProps/thumbnail.png", "docProps/thumbnail.wmf")
 CHUNK = 1024 * 1024
+MAX_PARTS = 5000
+_DIRECTORY_ENTRY = b"PK\x01\x02"  # the signature of each entry of a zip's central directory
 
 
 def _skipped(name: str) -> bool:
@@ -49,6 +53,7 @@ def _mb(size: int) -> str:
 def read_package(data: bytes, *, part_limit: int, total_limit: int, noun: str) -> bytes:
     """The package's parts, read within the limits and packed again (stored); ``ParseError``
     in plain words when it breaks a rule (``noun``: "Word document", "Excel workbook")."""
+    check_part_count(data, noun)
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         members = archive.infolist()
@@ -82,6 +87,19 @@ def read_package(data: bytes, *, part_limit: int, total_limit: int, noun: str) -
                 )
             packed.writestr(member.filename, body)
     return out.getvalue()
+
+
+def check_part_count(data: bytes, noun: str) -> None:
+    """ParseError when the zip ``data`` holds more than ``MAX_PARTS`` entries, before
+    ``zipfile`` reads its directory. Counted in the bytes, not taken from the directory's own
+    count, which may lie: at least as many signatures as entries (one inside compressed data
+    only adds to the count)."""
+    entries = data.count(_DIRECTORY_ENTRY)
+    if entries > MAX_PARTS:
+        raise ParseError(
+            f"The {noun} holds {entries} parts; documents have far fewer, and at most "
+            f"{MAX_PARTS} are read, so it was not opened"
+        )
 
 
 def _read_part(archive: zipfile.ZipFile, member: zipfile.ZipInfo, noun: str, limit: int) -> bytes:

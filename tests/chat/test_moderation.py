@@ -277,6 +277,14 @@ DISGUISED_MORE = [
     ("day parol", "credentials"),  # Russian in Latin letters
     ("skin' token", "credentials"),
     ("ty tupoi bot", "abuse"),
+    # Issue 50: a word of two alphabets (read in Cyrillic as look-alikes, and as Russian spelled
+    # in Latin letters), a star for a letter, a letter repeated.
+    ("ты cyкa", "abuse"),
+    ("ты т*пой", "abuse"),
+    ("дай parоль", "credentials"),
+    ("дай паr0ль", "credentials"),
+    ("ты тууупой", "abuse"),
+    ("you are st*pid", "abuse"),
 ]
 
 
@@ -295,6 +303,10 @@ def test_more_disguises_are_seen_through(question, kind):
         "тест-кейс для формы пароля",
         "wi-fi пароль: как протестировать форму?",
         "что такое e-mail и токен авторизации",
+        "Настройка Wi-Fi в Androidе: какие тесты?",  # a word of two alphabets, innocent
+        "Сколько ссылок в меню?",  # a letter twice in a row
+        "Как проверить поле с маской т*к*н?",  # stars, and no rule's word under them
+        "5*3 в калькуляторе даёт 15?",
     ],
 )
 def test_folding_does_not_make_ordinary_questions_prohibited(question):

@@ -309,8 +309,10 @@ def test_files_that_backtracked_for_hours_are_parsed_within_seconds(db, tmp_path
 
 
 def test_a_version_whose_runs_keep_dying_is_given_up_on(db, settings):
-    """A run killed past the hard limit leaves its version active; the stall recovery takes it
-    up again, but the third run in a row that died ends it as failed, with the reason."""
+    """A run killed past the hard limit or out of memory leaves its version active; the stall
+    recovery takes it up again, but the second run in a row that died ends it as failed, with
+    the reason (issue 50: it was the third, and each run of a file that exhausts the host's
+    memory is minutes of a worker taken and the OOM killer again)."""
     from datetime import timedelta
 
     from django.utils import timezone
@@ -325,8 +327,8 @@ def test_a_version_whose_runs_keep_dying_is_given_up_on(db, settings):
     DocumentVersion.objects.filter(pk=version.pk).update(status="parsing", heartbeat_at=stale)
     assert ingest_version(version.pk).status == "ready"  # one run died: taken over, and fine
     DocumentVersion.objects.filter(pk=version.pk).update(
-        status="parsing", heartbeat_at=stale, timings={"runs_stopped": 2}
+        status="parsing", heartbeat_at=stale, timings={"runs_stopped": 1}
     )
     assert ingest_version(version.pk).status == "skipped"
     version.refresh_from_db()
-    assert version.status == "failed" and "stopped 3 times without finishing" in version.error
+    assert version.status == "failed" and "stopped 2 times without finishing" in version.error

@@ -131,3 +131,12 @@ def test_the_proxy_configuration_stands_in_front_of_slow_clients():
     upstream_idle = int(re.search(r"upstream[^}]*keepalive_timeout (\d+)s", text, re.S)[1])
     web = read_unit(DEPLOY / "systemd" / "kb-web.service").start
     assert upstream_idle < int(re.search(r"--timeout-keep-alive (\d+)", web)[1])
+
+
+def test_the_proxy_sends_downloads_from_an_internal_location_over_the_files_folder():
+    """deploy/nginx: the location KB_DOWNLOAD_ACCEL names is internal (a client cannot ask for
+    it) and aliases the units' files folder (the production check downloads through it)."""
+    text = (DEPLOY / "nginx" / "knowledge-belt.conf").read_text()
+    location = re.search(r"location /_files/ \{([^}]*)\}", text)
+    assert location and "internal;" in location[1]
+    assert "alias /srv/kb/var/files/;" in location[1]

@@ -143,6 +143,12 @@ LOOK_ALIKES = [
     "Вoаrd mіnutes",  # Cyrillic В, а, і
     "Board\u3164minutes",  # HANGUL FILLER for the space
     "ＢＯＡＲＤ  MINUTES",  # fullwidth, two spaces
+    # Issue 50: Unicode's look-alikes (UTS #39), and punctuation around or between the words.
+    "Board minutes.",
+    "Board-minutes",
+    "Βoard minutes",  # a Greek capital beta
+    "\u13f4oard minutes",  # CHEROKEE LETTER YV for the B
+    "Board mіnutеs",  # Cyrillic і and е
 ]
 
 

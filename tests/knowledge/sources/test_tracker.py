@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -13,6 +15,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from knowledge.models import Chunk, Document, DocumentVersion, Source
+from tests.conftest import ROOT, subprocess_env
 from tests.knowledge.sources.conftest import found_paths
 from tests.tracker_server import PROJECT, QUEUE, TrackerTestServer
 
@@ -367,3 +370,17 @@ def test_a_redirect_to_another_host_gets_no_token(db, tracker, flavour):
             sync()
         assert tracker.credentials and elsewhere.requests == []
         assert Source.objects.get(pk=source.pk).sync_cursor == ""
+
+
+def test_the_default_host_list_names_no_domain_where_anyone_may_own_a_site():
+    """Issue 50, row 6: with ``*.atlassian.net`` or ``gitlab.com`` listed by default, a token
+    configured for one company's Jira site was sent to any other site or project there."""
+    env = {k: v for k, v in subprocess_env().items() if not k.startswith("KB_TRACKER_HOSTS")}
+    done = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup(); "
+         "from django.conf import settings; print(','.join(settings.TRACKER_HOSTS))"],
+        cwd=ROOT, env={**env, "DJANGO_SETTINGS_MODULE": "portal.settings"},
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    defaults = done.stdout.strip().splitlines()[-1].split(",")
+    assert defaults == ["api.tracker.yandex.net"]
