@@ -136,6 +136,18 @@ def lemma(word: str, pos: str = "") -> str:
     return parses[0].normal_form.replace("ё", "е")
 
 
+@lru_cache(maxsize=50_000)
+def normal_forms(word: str) -> frozenset[str]:
+    """Every normal form pymorphy3 gives a word (ё as е), lower-cased, its most likely first
+    among them: what a closed class of words is looked up by, whatever the case and however the
+    dictionary guesses a word it does not know ("коммите" -> "коммитя", "коммит"). A word in
+    Latin letters is its own normal form."""
+    low = word.casefold()
+    if not any("а" <= ch <= "я" or ch == "ё" for ch in low):
+        return frozenset({low})
+    return frozenset({p.normal_form.replace("ё", "е") for p in tools().analyzer.parse(low)} | {low})
+
+
 @lru_cache(maxsize=10_000)
 def known_word(word: str) -> bool:
     """Whether pymorphy3's dictionary has ``word`` (a Russian word form), not only a guess."""
