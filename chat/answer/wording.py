@@ -46,6 +46,13 @@ _TEXTS = {
     "no_version": gettext_noop(
         "«{document}» has no version {missing}. Its versions: {available}. Choose one:"
     ),
+    "no_version_nearest": gettext_noop(
+        "«{document}» has no version {missing}. The versions nearest to it: {available}. "
+        "Choose one:"
+    ),
+    "several_versions": gettext_noop(
+        "In «{document}», {several} could be several versions: {available}. Choose one:"
+    ),
     "ask_version": gettext_noop("What changed in «{document}» in version {label}?"),
     "extractive": gettext_noop(
         "Extractive answer (no language model): the passages that best match the question."

@@ -98,14 +98,15 @@ def test_the_abbreviation_pmi_names_the_test_programme(demo_kb):
     assert {s["document"] for s in result["sources"]} == {"Программа и методика испытаний"}
 
 
-def test_a_version_that_does_not_exist_is_said_so_with_the_versions_that_do_as_tiles(demo_kb):
+def test_a_version_that_does_not_exist_is_said_so_with_the_nearest_versions_as_tiles(demo_kb):
     result = ask_json("Что изменилось в ТЗ в версии от 1 марта 2018 года?")
     assert result["mode"] == "none" and result["outcome"] == "clarification"
     assert "нет версии «1 марта 2018»" in result["answer"]
     tiles = result["clarification"]
     assert tiles and all(t["kind"] == "ask" for t in tiles)
-    assert tiles[0]["label"] == "2019-05-20 8661a18"
-    assert "2019-05-20 8661a18" in tiles[0]["query"]
+    # The versions nearest to the day asked, not the newest ones.
+    assert [t["label"] for t in tiles] == ["2019-05-04 e735602", "2019-05-05 d8f6d47"]
+    assert "2019-05-04 e735602" in tiles[0]["query"]
     assert not result["sources"]  # no diff of other versions
 
 
