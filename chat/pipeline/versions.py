@@ -152,6 +152,17 @@ def _pair(
     return latest_two(document)
 
 
+def resolution(comparison: Comparison, language: str = "en") -> str:
+    """ "Сравниваю вторую версию от 09.11.2021 (5c0ffee) и …": which two versions a diff answer
+    compares, named by their day and place in it, so a reader sees which pair was taken."""
+    versions = _ready_versions(comparison.document)
+
+    def named(version: DocumentVersion) -> tuple[resolving.Place, str]:
+        return resolving.place(version, versions), version.display_label
+
+    return wording.compared(language, named(comparison.old), named(comparison.new))
+
+
 def diff_text(comparison: Comparison, language: str = "en") -> str:
     return changes_as_text(comparison, max_chars=6000, language=language)
 

@@ -89,7 +89,12 @@ def test_an_english_sha_question_about_the_terms_of_service_is_answered_in_engli
         "2020-08-03 8854f0a",
         "2020-08-03 0d53f13",
     ]
-    assert result["answer"].splitlines()[2].startswith("Changes in «GitHub Terms of Service»")
+    lines = result["answer"].splitlines()
+    assert lines[2] == (
+        "Comparing the first version of 2020-08-03 (8854f0a) and the second version of "
+        "2020-08-03 (0d53f13)."
+    )
+    assert lines[4].startswith("Changes in «GitHub Terms of Service»")
 
 
 def test_the_abbreviation_pmi_names_the_test_programme(demo_kb):
