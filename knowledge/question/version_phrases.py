@@ -116,6 +116,8 @@ def _kind(word: Word, previous: str) -> tuple[str, object]:
     for kind, words in _CLASSES:
         if lemmas & words:
             return kind, (vw.UNTIL if vw.UNTIL in lemmas else None)
+    if vw.BY in lemmas:
+        return "stop", vw.BY
     if previous == "most" and lemmas & vw.LATEST_AFTER_SUPERLATIVE:
         return "latest", None
     if previous == "most" and lemmas & vw.FIRST_AFTER_SUPERLATIVE:
@@ -146,6 +148,7 @@ _CLASSES = [
     ("outof", vw.OUT_OF),
     ("dated", vw.DATED),
     ("and", vw.COORDINATION),
+    ("counting", vw.COUNTING),
 ]
 
 
@@ -164,6 +167,10 @@ def _joined(items: list[Item]) -> list[Item]:
             continue
         if item.kind == "before" and item.value == vw.UNTIL and _until(items, index):
             item = replace(item, kind="stop")
+        if item.kind == "counting":  # "третья по счёту правка"
+            item = replace(item, kind="skip")
+            if out and out[-1].value == vw.BY:
+                out[-1] = replace(out[-1], kind="skip")
         out.append(item)
     return [replace(i, kind="word") if i.kind in ("this", "day") else i for i in out]
 
@@ -226,11 +233,23 @@ def _phrase_after(items: list[Item], i: int) -> Phrase:
             return Phrase("version", following, same_day=following)
         elif kind in ("word", "adj", "of") and noun and after_noun < _AFTER_NOUN:
             after_noun, j = after_noun + 1, j + 1  # the document's name: "версия ТЗ от …"
+        elif kind in ("word", "adj") and not noun and _noun_after_name(items, j):
+            j += 1  # the document's name before the noun: "the last Wiki Guide version"
         elif kind in ("word", "adj") and not noun:
             return Phrase("other", j)  # it counts something else: "первый раздел"
         else:
             break
     return Phrase("version" if noun else "elided", j - 1)
+
+
+def _noun_after_name(items: list[Item], j: int) -> bool:
+    """A version noun right after a few words of a name: "the last Wiki Guide version"."""
+    for item in items[j : j + _AFTER_NOUN]:
+        if item.kind == "noun":
+            return True
+        if item.kind not in ("word", "adj"):
+            return False
+    return False
 
 
 def pointing(items: list[Item], phrase: Phrase) -> bool:

@@ -57,6 +57,7 @@ PRONOUNS = frozenset({"он", "она", "оно", "it"})
 # What stands between a version phrase and its date: "от", "of", "dated", "committed on".
 DATED = frozenset({"от", "of", "from", "dated", "on", "committed", "made", "за"})
 COORDINATION = frozenset({"и", "или", "and", "or"})
+COUNTING, BY = frozenset({"счет"}), "по"  # "вторая по счёту правка": the order it counts in
 FILLERS = frozenset({"the", "a", "an", "s", "же", "год", "г", "year", "номер", "number", "no"})
 # Words beside a commit id of digits only ("ревизия 1234567").
 SHA_WORDS = frozenset({"sha", "hash", "хеш", "хэш", "ревизия", "коммит", "commit", "commits"})

@@ -28,6 +28,8 @@ def refs(question: str) -> list[VersionRef]:
         ("What changed between the second and the third revision of March 9, 2022?", [2, 3]),
         ("How does 2022-03-09's third version differ from the first one?", [3, 1]),
         ("What did the 2nd commit of 2022-03-09 change?", [2]),
+        ("Compare the first and the last on-call policy versions of 2022-03-09", [1, -1]),
+        ("Чем третья по счёту правка от 9 марта 2022 отличается от первой?", [3, 1]),
         ("Что изменила последняя правка регламента от 9 марта 2022?", [-1]),
         ("Что изменила самая свежая правка от 9 марта 2022?", [-1]),
         ("What changed in the earliest version of 2022-03-09?", [1]),
