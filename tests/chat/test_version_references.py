@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from chat.models import Message
+from chat.pipeline import answer_now
 from tests.chat.test_answering import ask_json
 from tests.conftest import ingest_folder
 from tests.knowledge.versions.conftest import remove_source
@@ -129,3 +131,14 @@ def test_a_date_two_years_share_asks_back_with_both(policy):
     assert result["outcome"] == "clarification" and not result["sources"]
     assert "«14 июля» — это несколько версий" in result["answer"]
     assert [t["label"] for t in result["clarification"]] == [label(t) for t in HISTORY[4:6]]
+
+
+def test_a_generated_diff_answer_opens_with_the_pair_too(policy, conversation, llm, llm_server):
+    llm_server.script("Добавлено правило о ночных вызовах [1].")
+    question = "Что изменилось в регламенте дежурств между 3c4d5e6 и 4d5e6f7?"
+    message = answer_now(conversation, question, user=conversation.user, llm=llm)
+    assert message.mode == Message.Mode.DIFF
+    assert message.answer.startswith(
+        "Сравниваю третью версию от 09.03.2022 (3c4d5e6) и версию от 14.07.2022 (4d5e6f7).\n\n"
+        "Добавлено правило о ночных вызовах [1]."
+    )
