@@ -9,10 +9,11 @@ of the page. The texts go through gettext like the rest of the interface: Englis
 from __future__ import annotations
 
 from django.utils import translation
-from django.utils.translation import gettext, gettext_noop
+from django.utils.translation import gettext, gettext_noop, pgettext
 
 from chat.models import ChatSettings
 from knowledge.question.language import detect
+from knowledge.question.resolving import Place
 
 REFUSAL_EN = "The documents of the knowledge base do not answer this question."
 
@@ -46,7 +47,20 @@ _TEXTS = {
     "no_version": gettext_noop(
         "«{document}» has no version {missing}. Its versions: {available}. Choose one:"
     ),
+    "no_version_nearest": gettext_noop(
+        "«{document}» has no version {missing}. The versions nearest to it: {available}. "
+        "Choose one:"
+    ),
+    "several_versions": gettext_noop(
+        "In «{document}», {several} could be several versions: {available}. Choose one:"
+    ),
     "ask_version": gettext_noop("What changed in «{document}» in version {label}?"),
+    "compared": gettext_noop("Comparing {old} and {new}."),
+    "version_of_day": gettext_noop("the version of {day}{tag}"),
+    "nth_version_of_day": gettext_noop("the {ordinal} version of {day}{tag}"),
+    "numbered_version_of_day": gettext_noop("version no. {number} of {day}{tag}"),
+    "labelled_version": gettext_noop("version {label}"),
+    "date": gettext_noop("{year}-{month}-{day}"),
     "extractive": gettext_noop(
         "Extractive answer (no language model): the passages that best match the question."
     ),
@@ -95,6 +109,13 @@ _TEXTS = {
 }
 
 
+# "the second version of …": the ordinals a day's versions are named by (their Russian forms,
+# in the catalog, agree with "версию").
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+             "ninth", "tenth")  # fmt: skip
+_ORDINAL_CONTEXT = "the n-th version"
+
+
 def language_of(text: str) -> str:
     """ "ru" or "en": the one detector of the code base (``knowledge.question.language``)."""
     return detect(text)
@@ -131,3 +152,42 @@ def partial_notice(language: str, topic: str, named_missing: list[str], asked: s
     else:
         missing = fact_name(asked, language)
     return say("partial", language, topic=topic, missing=missing)
+
+
+def compared(language: str, old: tuple[Place, str], new: tuple[Place, str]) -> str:
+    """ "Comparing the second version of 2021-11-09 (5c0ffee) and …": which two versions a
+    diff answer compares, each named by its day and its place among that day's versions
+    (``knowledge.question.resolving.place``), with its display label."""
+    return say(
+        "compared", language, old=version_name(language, *old), new=version_name(language, *new)
+    )
+
+
+def version_name(language: str, place: Place, label: str) -> str:
+    """A version named by where it stands (see ``compared``): "the second version of
+    2021-11-09 (5c0ffee)", "the version of 2021-11-10 (6d1aaaf, the latest)", "version v2.4"."""
+    marker = "the latest" if place.latest else ("the first" if place.first else "")
+    with translation.override(language if language in ("ru", "en") else "en"):
+        marker = pgettext(_ORDINAL_CONTEXT, marker) if marker else ""
+        ordinal = (
+            pgettext(_ORDINAL_CONTEXT, _ORDINALS[place.ordinal - 1])
+            if 0 < place.ordinal <= len(_ORDINALS)
+            else ""
+        )
+    if place.day is None:
+        name = say("labelled_version", language, label=label)
+        return f"{name} ({marker})" if marker else name
+    inside = ", ".join(part for part in (place.tag, marker) if part)
+    tag = f" ({inside})" if inside else ""
+    day = say(
+        "date",
+        language,
+        year=place.day.year,
+        month=f"{place.day.month:02d}",
+        day=f"{place.day.day:02d}",
+    )
+    if not place.ordinal:
+        return say("version_of_day", language, day=day, tag=tag)
+    if ordinal:
+        return say("nth_version_of_day", language, ordinal=ordinal, day=day, tag=tag)
+    return say("numbered_version_of_day", language, number=place.ordinal, day=day, tag=tag)

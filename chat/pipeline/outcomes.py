@@ -1,5 +1,5 @@
 """The pipeline's fixed answers: the canonical refusal in the question's language, the
-partial notice, and "no such version" with the versions that exist as tiles."""
+partial notice, and "no such version" with the versions it could mean as tiles."""
 
 from __future__ import annotations
 
@@ -38,17 +38,23 @@ def partial_notice(language: str, sources, check: Answerability) -> str:
 
 
 def no_such_version(language: str, intent) -> Final:
-    """A reference that names no version: say so, with the versions that exist as tiles."""
+    """A reference that names no version, or several equally: say so, with the versions it
+    could mean as tiles (the day's versions, the nearest ones, the ones it names), else the
+    newest versions."""
     document = intent.document
-    latest = intent.available[-8:][::-1]
-    labels = ", ".join(v.display_label for v in latest) + (
-        " …" if len(intent.available) > 8 else ""
-    )
+    offered = intent.candidates or intent.available[-8:][::-1]
+    more = not intent.candidates and len(intent.available) > 8
+    labels = ", ".join(v.display_label for v in offered[:8]) + (" …" if more else "")
+    quoted = ", ".join(f"«{m}»" for m in intent.missing or intent.several)
+    key = "several_versions"
+    if intent.missing:
+        key = "no_version_nearest" if intent.candidates else "no_version"
     text = wording.say(
-        "no_version",
+        key,
         language,
         document=document.title,
-        missing=", ".join(f"«{m}»" for m in intent.missing),
+        missing=quoted,
+        several=quoted,
         available=labels or "—",
     )
     tiles = tuple(
@@ -59,6 +65,6 @@ def no_such_version(language: str, intent) -> Final:
                 "ask_version", language, document=document.title, label=v.display_label
             ),
         ).as_dict()
-        for v in latest[:5]
+        for v in offered[:5]
     )
     return Final(text, Message.Outcome.CLARIFICATION, tiles=tiles, tile_documents=(document.pk,))

@@ -86,18 +86,20 @@ def rewrite(turn: Turn) -> Final | None:
 
 
 def versions(turn: Turn) -> Step:
-    """A version question: "no such version" with the versions that exist, the diff of exactly
-    the versions named, or one older version to answer from (a filter for the search)."""
+    """A version question: "no such version" (or "several versions") with the versions it could
+    mean, the diff of exactly the versions named, or one older version to answer from (a filter
+    for the search)."""
     message = turn.message
     if message.context or message.search_override:
         return None
     intent = detect_version_question(turn.question, turn.user, read(turn.question))
     if intent is None or not _in_scope(intent.document, turn.filters):
         return None
-    if intent.missing:
-        turn.check = Answerability(
-            decision="refusal", reason="the question names a version the document does not have"
-        )
+    if intent.missing or intent.several:
+        reason = "the question names a version the document does not have"
+        if not intent.missing:
+            reason = "the question names several versions of the document equally"
+        turn.check = Answerability(decision="refusal", reason=reason)
         return outcomes.no_such_version(turn.language, intent)
     if intent.comparison is not None:
         yield Event("status", wording.say("comparing", turn.language))

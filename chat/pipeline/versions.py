@@ -11,7 +11,7 @@ from django.urls import reverse
 from chat.answer import wording
 from chat.answer.prompting import PromptSource
 from knowledge.models import Document, DocumentVersion
-from knowledge.question import Question, mentions, read, refs
+from knowledge.question import Question, mentions, read, refs, resolving
 from knowledge.versions.services import (
     Comparison,
     NotComparable,
@@ -28,15 +28,18 @@ class VersionIntent:
     comparison: Comparison | None = None  # a "what changed" question
     version: DocumentVersion | None = None  # one named (older) version to answer from
     missing: list[str] = field(default_factory=list)  # references that name no version
+    several: list[str] = field(default_factory=list)  # references that name several equally
     available: list[DocumentVersion] = field(default_factory=list)
+    candidates: list[DocumentVersion] = field(default_factory=list)  # what they could mean
 
 
 def detect(question: str, user, reading: Question | None = None) -> VersionIntent | None:
     """A version question about a document the user may read, or None.
 
     Only the versions the question names are ever compared: a reference that names no
-    version of the document gives an intent with ``missing`` (answered "no such version"
-    with the versions that exist), never a diff of two other versions.
+    version of the document, or several equally, gives an intent with ``missing`` or
+    ``several`` (answered with the versions it could mean as tiles), never a diff of two
+    other versions.
     """
     reading = reading or read(question)
     found = list(reading.versions)
@@ -49,12 +52,14 @@ def detect(question: str, user, reading: Question | None = None) -> VersionInten
     if document is None:
         return None
     versions = _ready_versions(document)
-    named = [refs.resolve([m.ref], versions, exact=wants_changes) for m in found]
-    missing = [m.text or _describe(m.ref) for m, hit in zip(found, named, strict=True) if not hit]
-    if missing and (wants_changes or reading.names_version):
-        return VersionIntent(document, missing=missing, available=versions)
-    found = [m for m, hit in zip(found, named, strict=True) if hit]
-    chosen = refs.resolve([m.ref for m in found], versions, exact=wants_changes) if found else []
+    resolved = resolving.resolve_each([m.ref for m in found], versions, exact=wants_changes)
+    unresolved = [(m, r) for m, r in zip(found, resolved, strict=True) if r.version is None]
+    if unresolved and (wants_changes or reading.names_version):
+        return _unresolved(document, versions, unresolved)
+    if unresolved:  # a date that is a time, not a version ("on 1 March 2018"): left out
+        found = [m for m, r in zip(found, resolved, strict=True) if r.version is not None]
+        resolved = resolving.resolve_each([m.ref for m in found], versions, exact=wants_changes)
+    chosen = list(dict.fromkeys(r.version for r in resolved if r.version is not None))
     try:
         if wants_changes:
             pair = _pair(document, chosen)
@@ -64,6 +69,17 @@ def detect(question: str, user, reading: Question | None = None) -> VersionInten
     if len(chosen) == 1 and chosen[0].pk != document.current_version_id:
         return VersionIntent(document, version=chosen[0])
     return None
+
+
+def _unresolved(document: Document, versions: list[DocumentVersion], unresolved) -> VersionIntent:
+    candidates = [v for _, r in unresolved for v in r.candidates]
+    return VersionIntent(
+        document,
+        missing=[m.text or _describe(m.ref) for m, r in unresolved if not r.several],
+        several=[m.text or _describe(m.ref) for m, r in unresolved if r.several],
+        available=versions,
+        candidates=list(dict.fromkeys(candidates)),
+    )
 
 
 def _ready_versions(document: Document) -> list[DocumentVersion]:
@@ -134,6 +150,17 @@ def _pair(
         )
         return (earlier, versions[0]) if earlier else None
     return latest_two(document)
+
+
+def resolution(comparison: Comparison, language: str = "en") -> str:
+    """ "Сравниваю вторую версию от 09.11.2021 (5c0ffee) и …": which two versions a diff answer
+    compares, named by their day and place in it, so a reader sees which pair was taken."""
+    versions = _ready_versions(comparison.document)
+
+    def named(version: DocumentVersion) -> tuple[resolving.Place, str]:
+        return resolving.place(version, versions), version.display_label
+
+    return wording.compared(language, named(comparison.old), named(comparison.new))
 
 
 def diff_text(comparison: Comparison, language: str = "en") -> str:

@@ -7,6 +7,11 @@
   without one, so a form the two read differently is missed ("снимками" -> "снимка" in a
   question, "снимки" -> "снимок" in a text); matching every normal form of a text's words was
   measured (answers.py) and changed no key fact shown.
+- **Normal forms, for the closed classes of the version grammar** (``normal_forms``): every
+  normal form pymorphy3 gives a word, so an ordinal, a neighbour word or a version noun is
+  known in any case, and a word the dictionary only guesses still is ("коммите" is guessed
+  as "коммитя" first, "коммит" after it). Only for looking a word up in a listed class
+  (``knowledge.question.version_words``), never for comparing a question with a text.
 - **Name stems, for the names of documents** (``name_stem``, ``name_stems``): a word's first
   five letters, ё as е. A title is matched by a crude stem on purpose: titles hold inflected
   abbreviations ("ПМИ", "ТЗ-…"), transliterations and compounds a dictionary does not know,
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import re
 
+from knowledge.question import nlp
 from knowledge.question.nlp import lemma
 
 WORD = re.compile(r"[^\W\d_][\w-]*", re.UNICODE)  # a word for meaning: letters, then - or \w
@@ -51,6 +57,11 @@ def lemmas(words: list[str]) -> frozenset[str]:
     """The words' lemmas and the words as written, casefolded: what a question's terms are
     looked for in (see the module docstring)."""
     return frozenset({lemma(w) for w in words} | {w.casefold() for w in words})
+
+
+def normal_forms(word: str) -> frozenset[str]:
+    """Every pymorphy3 normal form of ``word`` (see the module docstring)."""
+    return nlp.normal_forms(word)
 
 
 def text_lemmas(text: str) -> frozenset[str]:

@@ -119,21 +119,42 @@ def forms(word: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=50_000)
+def _analyses(low: str) -> tuple[tuple[str, str], ...]:
+    """pymorphy3's parses of a lower-cased Russian word: (normal form, ё as е; its class),
+    most likely first; read once for ``lemma`` and ``normal_forms`` alike."""
+    return tuple(
+        (p.normal_form.replace("ё", "е"), str(p.tag.POS)) for p in tools().analyzer.parse(low)
+    )
+
+
+@lru_cache(maxsize=50_000)
 def lemma(word: str, pos: str = "") -> str:
     """The word's normal form, lower-cased: pymorphy3's parse that fits the tagger's part of
     speech (``pos``), else its most likely one; a word in Latin letters stays as written."""
     low = word.casefold()
     if not any("а" <= ch <= "я" or ch == "ё" for ch in low):
         return low
-    parses = tools().analyzer.parse(low)
+    parses = _analyses(low)
     if not parses:
         return low
     wanted = _POS_FIT.get(pos)
     if wanted:
-        for parse in parses:
-            if parse.tag.POS in wanted:
-                return parse.normal_form.replace("ё", "е")
-    return parses[0].normal_form.replace("ё", "е")
+        for normal, word_class in parses:
+            if word_class in wanted:
+                return normal
+    return parses[0][0]
+
+
+@lru_cache(maxsize=50_000)
+def normal_forms(word: str) -> frozenset[str]:
+    """Every normal form pymorphy3 gives a word (ё as е) and the word itself, lower-cased: what
+    a closed class of words is looked up by, whatever the case and however the dictionary
+    guesses a word it does not know ("коммите" -> "коммитя", "коммит"). A word in Latin
+    letters is its own normal form."""
+    low = word.casefold()
+    if not any("а" <= ch <= "я" or ch == "ё" for ch in low):
+        return frozenset({low})
+    return frozenset({normal for normal, _ in _analyses(low)} | {low})
 
 
 @lru_cache(maxsize=10_000)

@@ -14,7 +14,7 @@ from knowledge.question.focus import (
     other_kinds,
     unit_kinds,
 )
-from knowledge.question.mentions import Mention, asks_changes, find_refs, names_version
+from knowledge.question.mentions import Mention, Word, asks_changes, find_refs, names_version
 from knowledge.question.named import PLACEHOLDER, named_things
 from knowledge.question.persons import english_persons
 from knowledge.question.words import CONTENT_POS, FUNCTION_WORDS_EN, GOST_NAMES, is_stop
@@ -96,11 +96,12 @@ def read(text: str) -> Question:
     text = text.strip()
     lang = language.detect(text)
     named = tuple(named_things(text, document_words=GOST_TYPES))
-    versions = tuple(find_refs(text))
     documents = document_names(text)
-    changes, version_word = asks_changes(text), names_version(text)
+    changes = asks_changes(text)
     if lang == "ru":
         tokens, spans = nlp.parse(text)
+        words = [Word(t.start, t.stop, t.text, t.lemma, t.pos) for t in tokens]
+        versions, version_word = tuple(find_refs(text, words)), names_version(words)
         entities = _entities(tokens, spans)
         focus = find_focus(tokens)
         terms = _terms(tokens, entities, focus)
@@ -110,7 +111,10 @@ def read(text: str) -> Question:
             text, lang, tuple(tokens), entities, named, versions, focus, terms, kinds, documents,
             asks_changes=changes, names_version=version_word,
         )  # fmt: skip
-    words = [w for _, _, w in nlp.tokenize(text)]
+    spans = nlp.tokenize(text)
+    read_words = [Word(start, stop, w, w.casefold()) for start, stop, w in spans]
+    versions, version_word = tuple(find_refs(text, read_words)), names_version(read_words)
+    words = [w for _, _, w in spans]
     focus = find_focus_english(words)
     entities = tuple(Entity("person", name, a, b) for a, b, name in english_persons(text))
     in_names = {w for e in entities for w in e.text.split()}

@@ -1,22 +1,24 @@
-"""Reading a version reference a person wrote: a date, a label, or a relative word.
+"""What a version reference names (``VersionRef``), and one reference a person wrote read
+alone (``parse_ref``: the version pages, ``services.resolve_versions``).
 
 Pure Python: "2021-03-17", "17.03.2021", "17 марта 2021", "6 March 2021", "March 6, 2021",
-"17 марта" (no year), "v2.3", "#3", "5e1f0a9", "previous", "latest", "предыдущая",
-"последняя", "первая".
+"17 марта" (no year), "v2.3", "#3", "5e1f0a9", "previous", "next", "latest", "предыдущая",
+"последняя", "первая". The references of a whole question are read by
+``knowledge.question.mentions``, and resolved against a document's versions by
+``knowledge.question.resolving``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Protocol, TypeVar
 
-PREVIOUS, LATEST, FIRST = "previous", "latest", "first"
+PREVIOUS, NEXT, LATEST, FIRST = "previous", "next", "latest", "first"
 
 _RELATIVE = [
     (PREVIOUS, re.compile(r"^(previous|prev|prior|preceding|предыдущ|прошл|прежн|предпоследн)")),
+    (NEXT, re.compile(r"^(next|following|следующ|последующ)")),
     (
         LATEST,
         re.compile(r"^(latest|last|newest|current|most recent|последн|текущ|нове|свеж|актуальн)"),
@@ -48,15 +50,20 @@ _LABEL_PREFIX = re.compile(
 
 @dataclass(frozen=True)
 class VersionRef:
-    """What a reference names: one of a relative word, a date (year may be unknown), a version
-    number (#3), or a label text."""
+    """What a reference names: a relative word, a date (year may be unknown), a version number
+    (#3) or a label text; an ordinal within a day or within the whole history; a step from
+    the version the rest names."""
 
-    relative: str = ""
+    relative: str = ""  # latest | first (of the history) | previous | next (of another one)
     day: date | None = None
     month_day: tuple[int, int] | None = None  # a date without its year
     number: int | None = None
     label: str = ""
-    ordinal: int = 0  # with a date: the n-th version of that day (1-based; -1 the last)
+    # The n-th version (1-based; -1 the last, -2 the one before it) of the day named, of the
+    # day of another reference of the question (``same_day``), or, with neither, of the history.
+    ordinal: int = 0
+    same_day: bool = False  # "четвёртой правки того же дня" after a commit id: that commit's day
+    step: int = 0  # +1 the version right after the one the rest names, -1 the one right before
 
 
 def month_number(word: str) -> int | None:
@@ -121,78 +128,3 @@ def label_matches(label: str, wanted: str) -> bool:
     if a == b or a.lstrip("v") == b.lstrip("v"):
         return True
     return len(b) >= 4 and b in a.split()
-
-
-class Versioned(Protocol):
-    """What resolving needs of a version (a DocumentVersion has it)."""
-
-    number: int
-    label: str
-    label_date: date | None
-
-
-V = TypeVar("V", bound=Versioned)
-
-
-def resolve(
-    found_refs: Sequence[VersionRef], versions: Sequence[V], *, exact: bool = False
-) -> list[V]:
-    """The versions (oldest first in ``versions``) the references name, in the order given,
-    each once; see ``services.resolve_versions`` for the rules. ``exact``: a date names only a
-    version of that very day ("the versions of 6 and 17 March" compares two versions), not the
-    one in force then ("what did it say on 17 March")."""
-    found: list[V | None] = [_absolute(r, versions, exact=exact) for r in found_refs]
-    for index, ref in enumerate(found_refs):
-        if ref.relative == LATEST:
-            found[index] = versions[-1] if versions else None
-        elif ref.relative == FIRST:
-            found[index] = versions[0] if versions else None
-    for index, ref in enumerate(found_refs):
-        if ref.relative == PREVIOUS:
-            others = [v for k, v in enumerate(found) if k != index and v is not None]
-            anchor = others[0] if others else (versions[-1] if versions else None)
-            found[index] = _before(anchor, versions)
-    result: list[V] = []
-    for version in found:
-        if version is not None and version not in result:
-            result.append(version)
-    return result
-
-
-def _absolute(ref: VersionRef, versions: Sequence[V], *, exact: bool = False) -> V | None:
-    if ref.number is not None:
-        return next((v for v in versions if v.number == ref.number), None)
-    if ref.day is not None:
-        # Dates tie (two versions of 2021-03-17): the later in the order is that day's version,
-        # unless an ordinal says which; a day no version carries names the one in force then.
-        same_day = [v for v in versions if v.label_date == ref.day]
-        if ref.ordinal:
-            return _nth(same_day, ref.ordinal)
-        before = [] if exact else [v for v in versions if v.label_date and v.label_date <= ref.day]
-        return (same_day or before or [None])[-1]
-    if ref.month_day is not None:
-        same = [
-            v
-            for v in versions
-            if v.label_date and (v.label_date.month, v.label_date.day) == ref.month_day
-        ]
-        if ref.ordinal:
-            return _nth(same, ref.ordinal)
-        return same[-1] if same else None
-    if ref.label:
-        matches = [v for v in versions if label_matches(v.label, ref.label)]
-        return matches[-1] if matches else None
-    return None
-
-
-def _nth(versions: Sequence[V], ordinal: int) -> V | None:
-    """The ordinal-th of one day's versions (1-based; -1 the last), or None past the end."""
-    index = ordinal - 1 if ordinal > 0 else len(versions) + ordinal
-    return versions[index] if 0 <= index < len(versions) else None
-
-
-def _before(anchor: V | None, versions: Sequence[V]) -> V | None:
-    if anchor is None:
-        return None
-    earlier = [v for v in versions if v.number < anchor.number]
-    return earlier[-1] if earlier else None

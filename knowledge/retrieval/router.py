@@ -101,9 +101,10 @@ def route(
         if len(name) >= 3 and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", question, re.I):
             filters.source_ids.append(source_id)
             notes.append(f"source {name}")
-    # The reading's version references; an ordinal within a day needs the document's order,
-    # which the chat's version answers resolve.
-    found = [m.ref for m in reading.versions]
+    # The reading's version references; an ordinal within a day, or the version after or
+    # before the one named, needs the document's order, which the chat's version answers
+    # resolve.
+    found = [m.ref for m in reading.versions if not m.ref.step]
     labels = [r.label for r in found if r.label]
     dates = [r.day for r in found if r.day and not r.ordinal]
     leftover = re.sub(r"\s+", " ", text).strip(" ,.;:?!")

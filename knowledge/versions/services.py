@@ -25,7 +25,7 @@ from django.urls import reverse
 from knowledge.models import Document, DocumentVersion, VersionChange
 from knowledge.parsing.base import ParsedDocument
 from knowledge.question import documents as naming
-from knowledge.question import read, refs
+from knowledge.question import read, refs, resolving
 from knowledge.versions.diff import DocumentDiff, SectionDiff, compare_documents
 from knowledge.versions.excerpts import changes_text
 from knowledge.versions.render import ComparisonView, render_comparison
@@ -183,7 +183,8 @@ def resolve_versions(
     version number ("#3"), a date (a ``date``, "2021-03-17", "17.03.2021", "17 марта 2021",
     "6 March 2021", or "17 марта" without a year), or a relative word: "latest"/"последняя"/
     "current", "previous"/"предыдущая" (the version before the other version named, else
-    before the latest), "first"/"первая". Dates can tie: of two versions dated 2021-03-17 the
+    before the latest), "next"/"следующая" (the one after the other version named),
+    "first"/"первая". Dates can tie: of two versions dated 2021-03-17 the
     later in the document's order wins; a date no version carries names the version in force
     then (the latest dated on or before it). References that name nothing are left out, and
     a version named twice is listed once.
@@ -193,7 +194,7 @@ def resolve_versions(
         .defer("parsed")
         .order_by("number")
     )
-    return refs.resolve([refs.parse_ref(r) for r in labels_or_dates], versions)
+    return resolving.resolve([refs.parse_ref(r) for r in labels_or_dates], versions)
 
 
 def latest_two(document: Document) -> tuple[DocumentVersion, DocumentVersion] | None:

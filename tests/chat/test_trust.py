@@ -89,7 +89,12 @@ def test_an_english_sha_question_about_the_terms_of_service_is_answered_in_engli
         "2020-08-03 8854f0a",
         "2020-08-03 0d53f13",
     ]
-    assert result["answer"].splitlines()[2].startswith("Changes in «GitHub Terms of Service»")
+    lines = result["answer"].splitlines()
+    assert lines[2] == (
+        "Comparing the first version of 2020-08-03 (8854f0a) and the second version of "
+        "2020-08-03 (0d53f13)."
+    )
+    assert lines[4].startswith("Changes in «GitHub Terms of Service»")
 
 
 def test_the_abbreviation_pmi_names_the_test_programme(demo_kb):
@@ -98,14 +103,15 @@ def test_the_abbreviation_pmi_names_the_test_programme(demo_kb):
     assert {s["document"] for s in result["sources"]} == {"Программа и методика испытаний"}
 
 
-def test_a_version_that_does_not_exist_is_said_so_with_the_versions_that_do_as_tiles(demo_kb):
+def test_a_version_that_does_not_exist_is_said_so_with_the_nearest_versions_as_tiles(demo_kb):
     result = ask_json("Что изменилось в ТЗ в версии от 1 марта 2018 года?")
     assert result["mode"] == "none" and result["outcome"] == "clarification"
     assert "нет версии «1 марта 2018»" in result["answer"]
     tiles = result["clarification"]
     assert tiles and all(t["kind"] == "ask" for t in tiles)
-    assert tiles[0]["label"] == "2019-05-20 8661a18"
-    assert "2019-05-20 8661a18" in tiles[0]["query"]
+    # The versions nearest to the day asked, not the newest ones.
+    assert [t["label"] for t in tiles] == ["2019-05-04 e735602", "2019-05-05 d8f6d47"]
+    assert "2019-05-04 e735602" in tiles[0]["query"]
     assert not result["sources"]  # no diff of other versions
 
 

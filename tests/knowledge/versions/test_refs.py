@@ -8,7 +8,7 @@ from datetime import date
 import pytest
 
 from knowledge.question import documents as naming
-from knowledge.question import refs
+from knowledge.question import refs, resolving
 
 
 @pytest.mark.parametrize(
@@ -64,8 +64,72 @@ VERSIONS = [
     ],
 )
 def test_resolve(words, numbers):
-    found = refs.resolve([refs.parse_ref(w) for w in words], VERSIONS)
+    found = resolving.resolve([refs.parse_ref(w) for w in words], VERSIONS)
     assert [v.number for v in found] == numbers
+
+
+# A made-up history: three versions on 2022-03-09, the same month-day in two years.
+HISTORY = [
+    V(1, "2022-01-20 0b1c2d3", date(2022, 1, 20)),
+    V(2, "2022-03-09 1a2b3c4", date(2022, 3, 9)),
+    V(3, "2022-03-09 2b3c4d5", date(2022, 3, 9)),
+    V(4, "2022-03-09 3c4d5e6", date(2022, 3, 9)),
+    V(5, "2022-07-14 4d5e6f7", date(2022, 7, 14)),
+    V(6, "2023-07-14 5e6f7a8", date(2023, 7, 14)),
+    V(7, "2023-10-02 6f7a8b9", date(2023, 10, 2)),
+]
+DAY = date(2022, 3, 9)
+R = refs.VersionRef
+
+
+@pytest.mark.parametrize(
+    ("found", "numbers"),
+    [
+        ([R(day=DAY, ordinal=2), R(day=DAY, ordinal=-1)], [3, 4]),  # the n-th of a day
+        ([R(label="2b3c4d5"), R(ordinal=3, same_day=True)], [3, 4]),  # of that commit's day
+        ([R(day=date(2022, 7, 14), step=1)], [6]),  # right after the version of a day
+        ([R(label="1a2b3c4", step=-1)], [1]),  # right before a commit
+        ([R(label="1a2b3c4"), R(relative=refs.NEXT)], [2, 3]),  # the next after another
+        ([R(relative=refs.PREVIOUS)], [6]),  # alone: before the latest
+        ([R(ordinal=2), R(ordinal=-2)], [2, 6]),  # the n-th of the whole history
+        ([R(relative=refs.FIRST), R(relative=refs.LATEST)], [1, 7]),
+        ([R(month_day=(3, 9), ordinal=2)], [3]),  # a date without its year, one year has it
+    ],
+)
+def test_references_resolve_against_each_other(found, numbers):
+    assert [v.number for v in resolving.resolve(found, HISTORY)] == numbers
+
+
+def test_a_reference_that_names_no_version_offers_the_versions_it_could_mean():
+    past_the_day, missing_day, past_the_end = resolving.resolve_each(
+        [R(day=DAY, ordinal=4), R(day=date(2022, 5, 1)), R(label="6f7a8b9", step=1)],
+        HISTORY,
+        exact=True,
+    )
+    assert past_the_day.version is None and not past_the_day.several
+    assert [v.number for v in past_the_day.candidates] == [2, 3, 4]  # that day's versions
+    assert [v.number for v in missing_day.candidates] == [3, 4, 5, 6]  # the nearest ones
+    assert past_the_end.version is None and [v.number for v in past_the_end.candidates] == [7]
+
+
+def test_a_reference_that_names_several_versions_equally_offers_them():
+    (month_day,) = resolving.resolve_each([R(month_day=(7, 14))], HISTORY)
+    assert month_day.version is None and month_day.several
+    assert [v.number for v in month_day.candidates] == [5, 6]
+    labelled = [V(1, "v1.0 beta", None), V(2, "v1.0 final", None)]
+    (label,) = resolving.resolve_each([refs.parse_ref("v1.0")], labelled)
+    assert label.several and [v.number for v in label.candidates] == [1, 2]
+
+
+def test_a_version_is_named_back_by_its_day_and_its_place_in_it():
+    assert resolving.place(HISTORY[2], HISTORY) == resolving.Place(
+        day=DAY, ordinal=2, tag="2b3c4d5", latest=False, first=False
+    )
+    assert resolving.place(HISTORY[6], HISTORY) == resolving.Place(
+        day=date(2023, 10, 2), ordinal=0, tag="6f7a8b9", latest=True, first=False
+    )
+    labelled = V(1, "v2.4", None)
+    assert resolving.place(labelled, [labelled]).tag == "v2.4"
 
 
 CANDIDATES = [
