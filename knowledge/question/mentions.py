@@ -3,7 +3,7 @@ read by lemma (pure Python; the words are ``version_words``'s classes).
 
 The router, the chat's version answers and the pages all read a question's versions here:
 
-- commit ids ("5e1f0a9"; "0041435" beside a version word) and labels ("v2.3", "версия 2.3");
+- commit ids ("5e1f0a9"; "0093751" beside a version word) and labels ("v2.3", "версия 2.3");
 - dates ("2021-03-17", "17 марта 2021", "6 и 17 марта": ``knowledge.question.dates``);
 - an ordinal in a version phrase, in any case and order: "третья редакция от 17 марта", "the
   fourth 2021-03-17 version", "the third commit of that day", "четвёртой и пятой из них",
@@ -99,7 +99,7 @@ def _atoms(text: str, words: list[Word]) -> list[vp.Item]:
     atoms = [vp.Item("sha", m.start(1), m.end(1), VersionRef(label=m[1].casefold())) for m in found]
     dates = date_mentions(text)
     atoms += [vp.Item("date", s, e, ref) for s, e, ref in dates]
-    # "версии 0041435", "версии 6 марта": the number is the id or the date's day, not a label.
+    # "версии 0093751", "версии 6 марта": the number is the id or the date's day, not a label.
     spans = [(a.start, a.stop) for a in atoms]
     for m in _LABEL.finditer(text):
         if not any(s <= m.start(1) < e for s, e in spans):
@@ -108,7 +108,7 @@ def _atoms(text: str, words: list[Word]) -> list[vp.Item]:
 
 
 def _is_sha(text: str, match: re.Match[str], words: list[Word]) -> bool:
-    """A commit id: hex letters and digits; one of digits only ("0041435") when a version
+    """A commit id: hex letters and digits; one of digits only ("0093751") when a version
     word stands near it or another id beside it has letters (a pair of commits)."""
     token = match[1]
     if any(c.isalpha() for c in token):
