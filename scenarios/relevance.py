@@ -116,7 +116,7 @@ class Ranking:
     touched: list[Touched]  # the requirement sections, best first (context when unspecified)
     tests: list[tuple[int, Match]]  # test units sharing at least two rare words, best first
     folded: list[Touched] = field(default_factory=list)  # low confidence, best first
-    test_ties: dict[int, Tie] = field(default_factory=dict)  # test units close in meaning
+    test_ties: dict[int, Tie] = field(default_factory=dict)  # test units near it in meaning
 
 
 def rank(change: Terms, corpus: Corpus, meanings: Meanings | None = None) -> Ranking:
@@ -163,7 +163,7 @@ def rank(change: Terms, corpus: Corpus, meanings: Meanings | None = None) -> Ran
     for touched in ranked:
         touched.relative = fused[touched.key] / best if best else 0.0
     if not specified:
-        return Ranking(False, ranked[:MAX_CONTEXT], tests[:MAX_TESTS], [], meanings.tests)
+        return Ranking(False, ranked[:MAX_CONTEXT], tests[:MAX_TESTS], [], _near(meanings))
     kept = [t for t in ranked if t.relative >= KEEP][:MAX_SECTIONS]
     kept += [t for t in ranked if t in sure and t not in kept][: MAX_SECTIONS - len(kept)]
     folded = [t for t in ranked if t not in kept and (t.relative >= FOLD or t.admitted)][
@@ -171,7 +171,13 @@ def rank(change: Terms, corpus: Corpus, meanings: Meanings | None = None) -> Ran
     ]
     for touched in folded:
         touched.confident = False
-    return Ranking(True, kept, tests[:MAX_TESTS], folded, meanings.tests)
+    return Ranking(True, kept, tests[:MAX_TESTS], folded, _near(meanings))
+
+
+def _near(meanings: Meanings) -> dict[int, Tie]:
+    """The test sections near the change in meaning: tied to it at least ``SURE_CLOSENESS``
+    close (a closer test of a requirement the map shows is listed under it anyway)."""
+    return {j: tie for j, tie in meanings.tests.items() if tie.closeness >= SURE_CLOSENESS}
 
 
 def _tie_meanings(

@@ -28,6 +28,7 @@ from scenarios.exports import walk
 from scenarios.models import Analysis
 from scenarios.relevance import rank
 from scenarios.terms import read_terms
+from tests.i18n_check import untranslated
 
 pytestmark = pytest.mark.django_db
 
@@ -187,13 +188,16 @@ def test_without_second_vectors_the_map_reads_words_alone(e5):
 
 def test_the_page_and_every_export_carry_the_ties(product, client, bob):
     client.force_login(bob)
-    response = client.post(reverse("scenarios"), {"task": f"{CARD} {RECEIPT}"})
+    russian = {"HTTP_ACCEPT_LANGUAGE": "ru"}
+    response = client.post(reverse("scenarios"), {"task": f"{CARD} {RECEIPT}"}, **russian)
     analysis = Analysis.objects.get(user=bob)
     while analysis.current_question:
-        client.post(reverse("analysis_answer", args=[analysis.pk]), {"answer": ""})
+        client.post(reverse("analysis_answer", args=[analysis.pk]), {"answer": ""}, **russian)
         analysis.refresh_from_db()
-    page = client.get(response["Location"]).content.decode()
-    assert "Close in meaning:" in page and "«Чек после покупки должен приходить на e-mail.»" in page
+    page = client.get(response["Location"], **russian).content.decode()
+    assert "Близко по смыслу:" in page
+    assert "«Чек после покупки должен приходить на e-mail.»" in page
+    assert untranslated(page) == []  # the ties' words are the interface's language
 
     def export(fmt: str) -> str:
         url = reverse("analysis_export", args=[analysis.pk, fmt])
