@@ -19,6 +19,8 @@ Printed per set:
   low-confidence requirements (folded) are not counted there, and the recall with them is
   printed beside;
 - test sections: recall over the cases that have tests;
+- ties: the requirement nodes showing a statement of the change and the sentence closest to
+  it in meaning;
 - gap handling: a change nothing specifies must be said to be a gap (and show no requirement
   node); a change whose requirements nothing tests must show them as uncovered;
 - noise: the ``not_relevant`` sections anywhere in the map (folded ones too), and title or
@@ -79,6 +81,11 @@ CONSTANTS = {
     "TERMS_LINK": "scenarios.relevance",
     "BOTH_WEIGHT": "scenarios.relevance",
     "REFERENCE_WEIGHT": "scenarios.relevance",
+    "MEANING_WEIGHT": "scenarios.relevance",
+    "MIN_CLOSENESS": "scenarios.meaning",
+    "MIN_LIFT": "scenarios.meaning",
+    "SURE_CLOSENESS": "scenarios.relevance",
+    "ABBREVIATION_WEIGHT": "scenarios.terms",
     "NAME_WORD_WEIGHT": "scenarios.terms",
     "MAX_CONTEXT": "scenarios.relevance",
     "MAX_TESTS": "scenarios.relevance",
@@ -150,6 +157,13 @@ def score_case(case: dict, tree: dict) -> dict:
     ]
     any_nodes = [source_of(n) for n, _, _ in nodes if n.get("kind") not in ("root", "group")]
     any_nodes = [s for s in any_nodes if s]
+    tied = [
+        n
+        for n, _, low in nodes
+        if n.get("kind") == "requirement"
+        and not low
+        and any(c.get("kind") == "tie" for c in n.get("children", []))
+    ]
     found_req = [r for r in case["requirements"] if any(matches(n, r) for n in requirement_nodes)]
     found_folded = [r for r in case["requirements"] if any(matches(n, r) for n in with_folded)]
     right_nodes = [n for n in requirement_nodes if any(matches(n, r) for r in case["requirements"])]
@@ -175,6 +189,7 @@ def score_case(case: dict, tree: dict) -> dict:
         "req_nodes": len(requirement_nodes),
         "req_folded": len(with_folded) - len(requirement_nodes),
         "req_right": len(right_nodes),
+        "req_tied": len({source_of(n) for n in tied}),
         "tests_expected": len(case["tests"]),
         "tests_found": len(found_tests),
         "noise": noise,
@@ -205,7 +220,8 @@ def figures(scores: list[dict], times: list[float]) -> dict:
     total = {
         key: sum(s[key] for s in scores)
         for key in ("req_expected", "req_found", "req_found_folded", "req_nodes", "req_right",
-                    "req_folded", "tests_expected", "tests_found", "wiki_found", "wiki_expected")
+                    "req_folded", "req_tied", "tests_expected", "tests_found", "wiki_found",
+                    "wiki_expected")
     }  # fmt: skip
     with_req = [s for s in scores if s["req_expected"]]
     gaps = [s for s in scores if s["gap_ok"] is not None]
@@ -245,6 +261,7 @@ def report(name: str, f: dict, first: float | None) -> None:
     print(
         f"test sections: recall {f['tests_found']}/{f['tests_expected']} = {f['test_recall']:.2f}"
     )
+    print(f"ties: {f['req_tied']}/{f['req_nodes']} requirement nodes show one")
     print(f"gap handling: {f['gaps_ok']}/{f['gaps']} ({f['gap_cases']})")
     print(
         f"noise: {f['noise']} not_relevant sections in {f['noise_maps']} maps; "

@@ -18,9 +18,7 @@ from scenarios import mindmap, questions
 from scenarios.corpus import corpus_for
 from scenarios.documents import readable_documents
 from scenarios.models import Analysis
-from scenarios.relevance import rank
 from scenarios.suggest import add_suggestions
-from scenarios.terms import read_terms
 
 TASK_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*-\d+$")
 MAX_DESCRIPTION = 20_000
@@ -96,7 +94,7 @@ def component_tiles(description: str, user) -> list[dict[str, str]]:
     """The product's functional areas as tiles: the requirement sections the change touches,
     then the others of the requirements documents, in their order ("document id:number")."""
     corpus = corpus_for(user)
-    ranking = rank(read_terms(description), corpus)
+    _change, ranking = mindmap.read_change(description, corpus)
     keys = [t.key for t in ranking.touched] + [r.key for r in corpus.requirements]
     titles = {r.key: r.statement.section.label for r in corpus.requirements}
     return [{"value": f"{doc}:{number}", "label": titles[(doc, number)]}

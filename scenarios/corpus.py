@@ -9,7 +9,9 @@
 - **covers**: which test sections cover each statement, by the coverage map's matching
   (``coverage.match_statements``: section references, titles, shared rare terms; the search per
   statement is left out here, it would cost seconds per map);
-- the background of term frequencies over all of those units (``terms.Background``).
+- the background of term frequencies over all of those units (``terms.Background``);
+- the abbreviations the documents define, with the phrases they stand for
+  (``scenarios.abbreviations``).
 
 Built from the newest ready versions the user may read, and kept per set of versions in the
 process (a version never changes once ready, so the key says when to read again).
@@ -23,11 +25,12 @@ from dataclasses import dataclass, field
 
 from knowledge.models import Document, Source
 from knowledge.roles import Role
-from scenarios import parts, units
+from scenarios import abbreviations, parts, units
+from scenarios.abbreviations import Abbreviation
 from scenarios.coverage import Cover, match_statements
 from scenarios.documents import readable_documents
 from scenarios.numbering import Section
-from scenarios.terms import Background, Terms, read_terms
+from scenarios.terms import Background, Terms, read_terms, with_abbreviations
 from scenarios.units import Statement, VersionSections
 
 MAX_DOCUMENTS = 12  # of each role: requirements, tests
@@ -74,6 +77,8 @@ class Corpus:
     # (it names the section), "heading" (its title names it), "part" (the part holding it is
     # titled after the requirement's part), "terms" (the coverage map's shared rare terms).
     links: dict[int, dict[int, str]] = field(default_factory=dict)
+    # The abbreviations the documents define ("система быстрых платежей (СБП)").
+    abbreviations: list[Abbreviation] = field(default_factory=list)
 
     def covered_by(self, test: int) -> list[int]:
         """The requirement statements the test unit covers."""
@@ -123,6 +128,13 @@ def forget() -> None:
 
 def build(requirements: list[VersionSections], tests: list[VersionSections]) -> Corpus:
     corpus = Corpus()
+    corpus.abbreviations = abbreviations.defined(
+        line for loaded in requirements + tests for line in _lines(loaded)
+    )
+
+    def terms_of(text: str) -> Terms:
+        return with_abbreviations(read_terms(text), text, corpus.abbreviations)
+
     for loaded in requirements:
         for statement in units.requirements(loaded):
             if statement.not_required or parts.is_matter(statement.section):
@@ -131,8 +143,8 @@ def build(requirements: list[VersionSections], tests: list[VersionSections]) -> 
                 RequirementUnit(
                     loaded,
                     statement,
-                    read_terms(statement.body),
-                    read_terms(statement.section.title),
+                    terms_of(statement.body),
+                    terms_of(statement.section.title),
                 )
             )
     for loaded in tests:
@@ -143,7 +155,7 @@ def build(requirements: list[VersionSections], tests: list[VersionSections]) -> 
             kind = parts.test_kind(section, has_parts=with_parts)
             if kind:
                 text = f"{section.title}\n{section.text}"
-                corpus.tests.append(TestUnit(loaded, section, kind, read_terms(text)))
+                corpus.tests.append(TestUnit(loaded, section, kind, terms_of(text)))
     names: set[str] = set()
     for loaded in requirements + tests:
         names |= set(read_terms(f"{loaded.document.title}\n{loaded.opening}").weights)
@@ -154,6 +166,14 @@ def build(requirements: list[VersionSections], tests: list[VersionSections]) -> 
     _match(corpus, requirements)
     _link(corpus)
     return corpus
+
+
+def _lines(loaded: VersionSections) -> list[str]:
+    """Every line of a document: its title page, its sections' titles and bodies."""
+    found = [loaded.opening]
+    for section in loaded.sections:
+        found += [section.title, *section.lines]
+    return found
 
 
 LINK_ORDER = ("reference", "heading", "part", "terms")

@@ -4,7 +4,11 @@ A node is ``{"label", "kind", "url", "note", "children"}`` (``scenarios.nodes``)
 made absolute with ``base_url`` so an exported map opens its sources from another tool. The XML
 formats are built with ElementTree, which escapes every label and link. A low-confidence branch
 (``confidence`` "low") is marked in each: its nodes' labels start with their mark ("Low
-confidence:"), OPML carries ``_confidence="low"``, FreeMind folds it and adds the attribute.
+confidence:"), OPML carries ``_confidence="low"``, FreeMind folds it and adds the attribute. A
+tie between the change and a requirement (``closeness``: a statement of the change, the
+document's sentence closest to it in meaning) says both sentences and the closeness in its
+label in every format, and the closeness as an attribute in OPML (``_closeness``) and
+FreeMind.
 """
 
 from __future__ import annotations
@@ -70,6 +74,8 @@ def to_opml(root: Node, base_url: str = "") -> str:
             outline.set("_note", node["note"])
         if low_confidence(node):
             outline.set("_confidence", "low")
+        if "closeness" in node:
+            outline.set("_closeness", f"{node['closeness']:.2f}")
         for child in node.get("children", []):
             add(outline, child)
 
@@ -91,6 +97,8 @@ def to_freemind(root: Node, base_url: str = "") -> str:
             element.set("FOLDED", "true")
         if low_confidence(node):
             ET.SubElement(element, "attribute", NAME="confidence", VALUE="low")
+        if "closeness" in node:
+            ET.SubElement(element, "attribute", NAME="closeness", VALUE=f"{node['closeness']:.2f}")
         for child in node.get("children", []):
             add(element, child, depth + 1)
 

@@ -28,12 +28,13 @@ from knowledge.retrieval.hits import chunk_url
 from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.types import Filters
 from knowledge.retrieval.weights import Hits
-from scenarios import checks
+from scenarios import checks, meaning
 from scenarios.corpus import Corpus, corpus_for
+from scenarios.meaning import Tie
 from scenarios.nodes import TEST_KINDS, Node, group, node, source_node
 from scenarios.relevance import Ranking, Touched, rank
 from scenarios.requirement_nodes import requirements_branch
-from scenarios.terms import Match, Terms, read_terms
+from scenarios.terms import Match, Terms, read_terms, with_abbreviations
 
 MAX_OTHER_TESTS = 5
 
@@ -49,9 +50,8 @@ def build_map(
 ) -> Node:
     """The mind map for ``description`` as the user may read the documents; ``component`` the
     requirement section the user chose ("document id:section number", "" for none)."""
-    change = read_terms(description)
     corpus = corpus_for(user)
-    ranking = rank(change, corpus)
+    change, ranking = read_change(description, corpus)
     chosen = _chosen(component, corpus, ranking)
     root = node(title, "root", url=task_url, note="; ".join(context))
     requirements, shown_tests, untested = requirements_branch(ranking, corpus, chosen)
@@ -67,6 +67,13 @@ def build_map(
         root["children"].append(tickets)
     root["gap"] = {"unspecified": not ranking.specified, "untested": untested}
     return root
+
+
+def read_change(description: str, corpus: Corpus) -> tuple[Terms, Ranking]:
+    """The change's terms (with the other form of the abbreviations the documents define) and
+    the requirement sections it touches, by its words and its statements' meaning."""
+    change = with_abbreviations(read_terms(description), description, corpus.abbreviations)
+    return change, rank(change, corpus, meaning.read(description, corpus))
 
 
 def _chosen(component: str, corpus: Corpus, ranking: Ranking) -> Touched | None:
@@ -93,13 +100,36 @@ def _test_node(unit, found: Match) -> Node:
     return result
 
 
+def _tied_test_node(unit, tie: Tie) -> Node:
+    note = _(
+        "%(kind)s; close in meaning to the change: «%(change)s» and «%(sentence)s» (%(closeness)s)"
+    ) % {
+        "kind": str(TEST_KINDS[unit.kind]),
+        "change": tie.change,
+        "sentence": tie.sentence,
+        "closeness": f"{tie.closeness:.2f}",
+    }
+    result = source_node(unit.loaded, unit.section, "test", note=note)
+    result["test_kind"] = unit.kind
+    result["near"] = True
+    result["closeness"] = tie.closeness
+    return result
+
+
 def _other_tests(ranking: Ranking, corpus: Corpus, shown: set[int]) -> Node:
-    """Test sections sharing the change's words that no requirement above leads to."""
+    """Test sections sharing the change's words, then those close to it in meaning, that no
+    requirement above leads to."""
     branch = group(_("Other tests near the change (run them again)"), "tests")
-    for test, found in ranking.tests:
+    tied = sorted(ranking.test_ties.items(), key=lambda item: -item[1].closeness)
+    near = [(test, found, None) for test, found in ranking.tests]
+    near += [(test, None, tie) for test, tie in tied if test not in dict(ranking.tests)]
+    for test, found, tie in near:
         if test in shown or len(branch["children"]) >= MAX_OTHER_TESTS:
             continue
-        branch["children"].append(_test_node(corpus.tests[test], found))
+        unit = corpus.tests[test]
+        branch["children"].append(
+            _test_node(unit, found) if found is not None else _tied_test_node(unit, tie)
+        )
     if not branch["children"]:
         branch["children"].append(node(_("No other test section shares its words"), "empty"))
     return branch

@@ -4,7 +4,10 @@ A requirement node says how sure the map is: its ``rank`` among the sections, it
 ``confidence`` ("high"; "low" for the ones shown folded) and ``why``: the words of the change
 its statements share (and which statement says them, or its section's title), the tests that
 lead to it, the statements tying it to another section, how its statements state a
-requirement. The low-confidence sections sit in a branch of their own, folded.
+requirement. Its first children are its **ties**: the change's statement and the
+requirement's sentence (or the sentence of a test checking it) closest to it in meaning, with
+their closeness (``scenarios.meaning``), at most ``MAX_TIES``. The low-confidence sections sit
+in a branch of their own, folded.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from django.utils.translation import gettext_lazy
 
 from scenarios.corpus import Corpus
 from scenarios.coverage import Cover, reasons_text
+from scenarios.meaning import Tie
 from scenarios.nodes import TEST_KINDS, Node, group, node, source_node
 from scenarios.relevance import Ranking, Touched
 from scenarios.terms import Match
@@ -21,6 +25,7 @@ from scenarios.terms import Match
 MAX_STATEMENTS = 3  # per requirement: the ones with evidence
 MAX_COVERS = 4  # per requirement
 MAX_WORDS = 6  # shared words named in a node's why
+MAX_TIES = 2  # per requirement: the closest in meaning
 
 # How a statement states a requirement (``scenarios.statements``), in words.
 FORMS = {
@@ -95,12 +100,39 @@ def why(item: Touched, corpus: Corpus, chosen: Touched | None) -> dict[str, obje
     }
     return {
         "shared": words,
+        "ties": [_tie_reason(tie, where, corpus) for tie, where in _ties(item)[:MAX_TIES]],
         "tests": sorted({corpus.tests[j].section.label for j in item.tests}),
         "tied_by": list(item.referenced_by) if item.named else [],
         "forms": sorted(forms),
         "chosen": item is chosen,
         "relative": round(item.relative, 2),
     }
+
+
+def _ties(item: Touched) -> list[tuple[Tie, tuple[str, int]]]:
+    """The section's ties, closest first, one per change statement: a statement's own, then
+    a test's (("requirement", statement index) or ("test", test unit index))."""
+    found = [(t, ("requirement", i)) for i, t in item.ties.items()]
+    found += [(t, ("test", j)) for j, t in item.test_ties.items()]
+    found.sort(key=lambda pair: (pair[1][0] != "requirement", -pair[0].closeness))
+    seen: set[str] = set()
+    kept = []
+    for tie, where in found:
+        if tie.change not in seen:
+            seen.add(tie.change)
+            kept.append((tie, where))
+    return kept
+
+
+def _tie_reason(tie: Tie, where: tuple[str, int], corpus: Corpus) -> dict[str, object]:
+    kind, index = where
+    said = (
+        corpus.requirements[index].statement.id
+        if kind == "requirement"
+        else corpus.tests[index].section.label
+    )
+    return {"change": tie.change, "sentence": tie.sentence, "closeness": tie.closeness,
+            "kind": kind, "where": said}  # fmt: skip
 
 
 def why_text(reasons: dict) -> str:
@@ -111,6 +143,12 @@ def why_text(reasons: dict) -> str:
         title = _("its section's title")
         said = [f"«{word}» ({where or title})" for word, where in shared]
         parts.append(_("shares %(words)s with the change") % {"words": ", ".join(said)})
+    ties = reasons.get("ties") or []
+    if ties:
+        parts.append(
+            _("close in meaning to the change (%(closeness)s)")
+            % {"closeness": ", ".join(f"{t['closeness']:.2f}" for t in ties)}
+        )
     if reasons["tests"]:
         parts.append(
             _("tested by %(tests)s, which matches the change")
@@ -162,7 +200,12 @@ def _requirement(
             ],
         )
     )
-    evidence = [i for i in item.statements if i in item.matches or _covered_by(i, item, corpus)]
+    found["children"] += [tie_node(reason) for reason in found["why"]["ties"]]
+    evidence = [
+        i
+        for i in item.statements
+        if i in item.matches or i in item.ties or _covered_by(i, item, corpus)
+    ]
     evidence.sort(key=lambda i: -(item.matches[i].score if i in item.matches else 0.0))
     for i in sorted((evidence or item.statements)[:MAX_STATEMENTS]):
         statement = corpus.requirements[i].statement
@@ -177,7 +220,9 @@ def _requirement(
         tests.add(test)
         unit = corpus.tests[test]
         methods = methods or unit.kind == "method"
-        found["children"].append(_cover_node(unit, cover, item.tests.get(test)))
+        found["children"].append(
+            _cover_node(unit, cover, item.tests.get(test), item.test_ties.get(test))
+        )
     if not methods:
         text = (
             _("No test method checks it (only declared or its test environment listed)")
@@ -186,6 +231,21 @@ def _requirement(
         )
         found["children"].append(node(text, "none"))
     return found, tests, methods
+
+
+def tie_node(reason: dict) -> Node:
+    """A tie as a node: «the change's statement» ≈ «the document's sentence» (closeness), the
+    same words in every export; ``closeness`` for the OPML and FreeMind attributes."""
+    closeness = reason["closeness"]
+    label = f"«{reason['change']}» ≈ «{reason['sentence']}» ({closeness:.2f})"
+    if reason["kind"] == "requirement":
+        note = _("the change's statement and the requirement's sentence %(where)s closest to it")
+    else:
+        note = _("the change's statement and the sentence of test %(where)s, which checks it")
+    found = node(label, "tie", prefix=_("Close in meaning:"), note=note % reason)
+    found["closeness"] = closeness
+    found["tie"] = dict(reason)
+    return found
 
 
 def _covered_by(i: int, item: Touched, corpus: Corpus) -> bool:
@@ -201,21 +261,26 @@ def _section_covers(item: Touched, corpus: Corpus) -> list[tuple[int, Cover | No
         for test, cover in corpus.covers.get(i, []):
             if test not in best or cover.evidence.strength > best[test].evidence.strength:
                 best[test] = cover
-    for test in item.tests:
+    for test in [*item.tests, *item.test_ties]:
         best.setdefault(test, None)
     order = {"method": 0, "declared": 1, "environment": 2}
     return sorted(
         best.items(),
         key=lambda kv: (
             order.get(corpus.tests[kv[0]].kind, 3),
-            kv[0] not in item.tests,
+            kv[0] not in item.tests and kv[0] not in item.test_ties,
             -(kv[1].evidence.strength if kv[1] else 0.0),
         ),
     )
 
 
-def _cover_node(unit, cover: Cover | None, near: Match | None) -> Node:
-    if cover is None:
+def _cover_node(unit, cover: Cover | None, near: Match | None, tie: Tie | None = None) -> Node:
+    if cover is None and near is None and tie is not None:
+        note = _(
+            "%(kind)s; the test programme places it in this requirement's part; close in "
+            "meaning to the change (%(closeness)s)"
+        ) % {"kind": str(TEST_KINDS[unit.kind]), "closeness": f"{tie.closeness:.2f}"}
+    elif cover is None:
         note = _(
             "%(kind)s; the test programme places it in this requirement's part; shares "
             "%(words)s with the change"

@@ -51,7 +51,7 @@ LIMIT = re.compile(
     rf"старше|превыша\w*)|no\s+(?:more|less|later|earlier)\s+than|at\s+(?:least|most)|"
     rf"up\s+to|минимум|максимум|minimum|maximum)\s+{_NUMBER}|"
     rf"(?<!\w)(?:от|from)\s+{_NUMBER}\s*\S*\s+(?:до|to)\s+{_NUMBER}|"
-    rf"{_NUMBER}\s*\S*\s+(?:или|и|or)\s+(?:более\s+поздн\w+|выше|новее|старше|later|higher|newer|above)|"
+    rf"{_NUMBER}\s*\S*\s+(?:или|и|or)\s+(?:более\s+поздн\w+|выше|старше|later|higher|newer|above)|"
     rf"[≤≥<>]=?\s*{_NUMBER}",
     re.IGNORECASE,
 )

@@ -26,12 +26,14 @@ from functools import lru_cache
 
 from knowledge.question import nlp, read
 from knowledge.question.words import is_stop
+from scenarios.abbreviations import Abbreviation
 
 ADJECTIVE_WEIGHT = 1.0
 OTHER_WEIGHT = 0.5  # verbs, adverbs
 NAME_WORD_WEIGHT = 0.3  # a word of a name of several Latin words, alone
 HEADLINE_WORDS = 6
 RARE_SHARE = 0.2  # a lemma in more of the units than this is the documents' common vocabulary
+ABBREVIATION_WEIGHT = 1.0  # of the other form's words, for a change saying one form
 _LATIN_NAME = re.compile(r"\b[A-Z][\w.]*(?:[ \t]+[A-Z][\w.]*)+")
 _PARTS = re.compile(r"[-/]")
 
@@ -91,6 +93,26 @@ def read_terms(text: str) -> Terms:
                 _add(weights, part, 1.0)
     focus = _headline(reading.tokens) or {reading.focus.lemma}
     return Terms(weights, frozenset(focus & set(weights)))
+
+
+def with_abbreviations(terms: Terms, text: str, abbreviations: Iterable[Abbreviation]) -> Terms:
+    """The terms of ``text`` with the words of the phrase each abbreviation it says stands for,
+    as the documents define them (``scenarios.abbreviations``), at ``ABBREVIATION_WEIGHT``: a
+    text saying "СБП" says "система быстрых платежей" too. The change and every statement and
+    test are read so, so either form meets the other."""
+    weights = dict(terms.weights)
+    for abbreviation in abbreviations:
+        if not said(abbreviation.short, text):
+            continue
+        for lemma, weight in read_terms(abbreviation.long).weights.items():
+            _add(weights, lemma, ABBREVIATION_WEIGHT * weight)
+    return terms if weights == terms.weights else Terms(weights, terms.focus)
+
+
+def said(short: str, text: str) -> bool:
+    """Does ``text`` say the abbreviation as a word of its own? Followed by a figure it is a
+    name with a number ("API 26" a level, "ГОСТ 19.201" a standard), not the phrase."""
+    return bool(re.search(rf"(?<!\w){re.escape(short)}(?!\w)(?!\s*\d)", text))
 
 
 def _pos_weight(pos: str) -> float:

@@ -6,6 +6,7 @@ import xml.dom.minidom
 import xml.etree.ElementTree as ET
 
 from scenarios import exports
+from scenarios.requirement_nodes import tie_node
 
 TREE = {
     "label": "Экран настроек & <тема>",
@@ -145,3 +146,34 @@ def test_a_low_confidence_branch_is_marked_in_every_export_and_folded_in_freemin
     assert group.get("FOLDED") == "true"
     assert group.find("attribute").get("VALUE") == "low"
     assert group.find("node").find("node").get("TEXT") == "«Запрос повторяется»"
+
+
+def _tied_tree() -> dict:
+    tie = tie_node(
+        {
+            "change": "Чек после покупки приходит на e-mail.",
+            "sentence": "Квитанция об оплате отправляется на почту",
+            "closeness": 0.886,
+            "kind": "requirement",
+            "where": "4.2",
+        }
+    )
+    requirement = {"label": "ТЗ · 4.2 Квитанции", "kind": "requirement", "url": "",
+                   "children": [tie]}  # fmt: skip
+    return {"label": "Чек на почту", "kind": "root", "url": "", "children": [requirement]}
+
+
+def test_a_tie_says_both_sentences_and_the_closeness_in_every_export():
+    said = "«Чек после покупки приходит на e-mail.» ≈ «Квитанция об оплате отправляется на почту»"
+    markdown = exports.to_markdown(_tied_tree())
+    assert f"  - Close in meaning: {said} (0.89)" in markdown.splitlines()
+    opml = ET.fromstring(exports.to_opml(_tied_tree()).encode())
+    tied = [o for o in opml.iter("outline") if o.get("_closeness")]
+    assert [(o.get("_closeness"), said in o.get("text")) for o in tied] == [("0.89", True)]
+    assert "closest to it" in tied[0].get("_note")
+    freemind = ET.fromstring(exports.to_freemind(_tied_tree()).encode())
+    node = next(n for n in freemind.iter("node") if said in n.get("TEXT"))
+    assert (node.find("attribute").get("NAME"), node.find("attribute").get("VALUE")) == (
+        "closeness",
+        "0.89",
+    )

@@ -28,6 +28,8 @@ from tests.knowledge.question.phrases import (
 )
 
 REPO = Path(__file__).resolve().parents[3]
+# The guided analysis's second public set, written from the demo's ТЗ/ПМИ history.
+HISTORY_CASES = REPO / "benchmarks" / "scenarios_history" / "cases.jsonl"
 PRODUCT = ["portal", "knowledge", "chat", "feedback", "evaluation", "scenarios", "operations"]
 READING = REPO / "knowledge" / "question"
 LANGUAGE_TOOLS = {
@@ -137,14 +139,15 @@ def _marked(text: str) -> list[tuple[str, bool]]:
 
 
 def _evaluation_runs() -> Runs:
-    """Runs of three words of every kb_dev and kb_dev2 question and scenarios_ru change
-    description that hold two Russian words of four letters or more (GOST names aside), and
-    runs of two words of the trick and out-of-domain questions that hold a content word (both
+    """Runs of three words of every kb_dev and kb_dev2 question and of every change description
+    of the guided analysis's two public sets (scenarios_ru, scenarios_history) that hold two
+    Russian words of four letters or more (GOST names aside), and runs of two words of the trick and out-of-domain questions that hold a content word (both
     words content in a run of Latin letters: a comment says "the best" for other reasons);
     runs inside the demo's source names ("GitHub Terms of Service") are the corpus's names."""
     kb = [q for name in ("kb_dev_ru", "kb_dev2_ru") for q in _lines(name, "questions.jsonl")]
     texts = [q["question"] for q in kb]
     texts += [case["description"] for case in _lines("scenarios_ru", "cases.jsonl")]
+    texts += [json.loads(line)["description"] for line in HISTORY_CASES.read_text().splitlines()]
     three = set()
     for text in texts:
         for run in runs_of([normal(w) for w in WORD.findall(text)], 3):
