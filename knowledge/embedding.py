@@ -29,6 +29,8 @@ from __future__ import annotations
 import os
 import threading
 import time
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -484,6 +486,33 @@ def models_extra(what: str) -> Iterator[None]:
             f"{what} needs the models extra ({exc.name} is not installed): "
             "pip install 'knowledge-belt[models]'"
         ) from None
+
+
+# Questions' vectors kept per embedder (the process's own, by text): the same question is asked
+# again (a retry, a tile, colleagues asking alike), and its search and its answer's check read
+# the vector each time. benchmarks/stages.py: e5's vector of a question is a quarter of an
+# answer's CPU.
+QUERY_VECTORS_KEPT = 512
+_query_vectors: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_query_vectors_lock = threading.Lock()
+
+
+def query_vector(embedder: Embedder, text: str) -> Embeddings:
+    """``embedder.embed_query(text)``, from this process's recent questions when asked before
+    (the last ``QUERY_VECTORS_KEPT`` of each embedder)."""
+    with _query_vectors_lock:
+        kept = _query_vectors.setdefault(embedder, OrderedDict())
+        found = kept.get(text)
+        if found is not None:
+            kept.move_to_end(text)
+            return found
+    made = embedder.embed_query(text)
+    made.dense.setflags(write=False)  # shared by every caller from now on
+    with _query_vectors_lock:
+        kept[text] = made
+        while len(kept) > QUERY_VECTORS_KEPT:
+            kept.popitem(last=False)
+    return made
 
 
 @cache

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from knowledge.question import matching
 from knowledge.question.words import POINTING_BACK
@@ -52,11 +53,11 @@ class Unit:
 
     @property
     def words(self) -> list[str]:
-        return matching.WORD.findall(_LINK.sub(" ", self.text))
+        return list(_words(self.text))
 
     def lemmas(self) -> frozenset[str]:
         """The unit's lemmas and words as written, casefolded (``matching.lemmas``)."""
-        return matching.lemmas(self.words)
+        return _lemmas(self.text)
 
     @property
     def embed_text(self) -> str:
@@ -81,8 +82,33 @@ class Unit:
         return not self.table and self.text.rstrip().endswith("?")
 
 
+# A passage is cut and its units' words read several times an answer (the quote under each
+# source, the extractive answer, the answer check): each text once per process, while it is
+# among the recent ones (benchmarks/stages.py).
+_KEPT = 4096
+
+
+@lru_cache(maxsize=_KEPT)
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(matching.WORD.findall(_LINK.sub(" ", text)))
+
+
+@lru_cache(maxsize=_KEPT)
+def _lemmas(text: str) -> frozenset[str]:
+    return matching.lemmas(list(_words(text)))
+
+
 def units(text: str) -> list[Unit]:
     """``text`` cut into units, in order (see the module docstring)."""
+    return list(_units(text))
+
+
+@lru_cache(maxsize=_KEPT // 4)
+def _units(text: str) -> tuple[Unit, ...]:
+    return tuple(_cut(text))
+
+
+def _cut(text: str) -> list[Unit]:
     out: list[Unit] = []
     heading = ""
     head: list[str] = []

@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -242,6 +243,13 @@ def _budgeted(evidence: Sequence[str]) -> list[str]:
 
 
 def _split(text: str) -> list[Passage]:
+    return list(_split_kept(text))
+
+
+@lru_cache(maxsize=512)
+def _split_kept(text: str) -> tuple[Passage, ...]:
+    """The passages of an evidence text, kept per process: the best sources of questions about
+    one topic are the same sections."""
     out: list[Passage] = []
     header = ""
     for line in text.split("\n"):
@@ -256,7 +264,7 @@ def _split(text: str) -> list[Passage]:
         for _, _, sentence in nlp.sentences(line):
             if sentence.strip():
                 out.append(_passage(sentence))
-    return out
+    return tuple(out)
 
 
 def _passage(text: str) -> Passage:

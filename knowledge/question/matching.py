@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from knowledge.question import nlp
 from knowledge.question.nlp import lemma
@@ -64,8 +65,10 @@ def normal_forms(word: str) -> frozenset[str]:
     return nlp.normal_forms(word)
 
 
+@lru_cache(maxsize=8192)
 def text_lemmas(text: str) -> frozenset[str]:
-    """``lemmas`` of the words of ``text``."""
+    """``lemmas`` of the words of ``text`` (kept per process: the same sentences of the best
+    sources are read by every answer about them)."""
     return lemmas(WORD.findall(text))
 
 

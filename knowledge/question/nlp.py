@@ -229,15 +229,22 @@ def sentences(text: str) -> list[tuple[int, int, str]]:
     return [(s.start, s.stop, s.text) for s in sentenize(text)]
 
 
+@lru_cache(maxsize=8192)
 def vector(word: str) -> np.ndarray | None:
-    """The navec vector of a lemma (unit length), or None for a word it does not know."""
+    """The navec vector of a lemma (unit length), or None for a word it does not know. Kept
+    per process (navec decodes each from its quantised table; an answer's check asks for
+    every lemma of its evidence)."""
     kit = tools()
     key = word.casefold()
     if key not in kit.navec.vocab.word_ids:
         return None
     found = np.asarray(kit.navec[key], dtype=np.float32)
     norm = float(np.linalg.norm(found))
-    return found / norm if norm else None
+    if not norm:
+        return None
+    found = found / norm
+    found.setflags(write=False)  # shared by every caller
+    return found
 
 
 def similarity(a: str, b: str) -> float:

@@ -11,6 +11,7 @@ is Markdown: headings as ``#`` lines, tables as they were parsed.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -74,16 +75,39 @@ def expand(
     return sections
 
 
+# A version's parsed blocks, kept per process by (version, when it became ready): the best
+# documents of the questions asked are few, and their parse is the largest thing an answer
+# reads (the ТЗ's is over a megabyte of JSON). A reindex stores a new parse and a new time.
+_BLOCKS: OrderedDict[tuple[int, object], list[Block]] = OrderedDict()
+BLOCKS_KEPT = 32
+
+
+def _blocks(version: DocumentVersion) -> list[Block]:
+    key = (version.pk, version.ready_at)
+    found = _BLOCKS.get(key)
+    if found is None:
+        parsed = (
+            DocumentVersion.objects.filter(pk=version.pk).values_list("parsed", flat=True).first()
+        )
+        found = ParsedDocument.from_dict(parsed).blocks if parsed else []
+        _BLOCKS[key] = found
+        while len(_BLOCKS) > BLOCKS_KEPT:
+            _BLOCKS.popitem(last=False)
+    else:
+        _BLOCKS.move_to_end(key)
+    return found
+
+
 def _expand_one(row: dict, hit_ids: set[int], budget: int) -> ExpandedSection | None:
     version = (
         DocumentVersion.objects.select_related("document")
         .filter(pk=row["version_id"])
-        .only("parsed", "label", "number", "document__title")
+        .only("ready_at", "label", "number", "document__title")
         .first()
     )
-    if version is None or not version.parsed:
+    if version is None:
         return None
-    blocks = ParsedDocument.from_dict(version.parsed).blocks
+    blocks = _blocks(version)
     if not blocks:
         return None
     first = min(row["block_start"], len(blocks) - 1)

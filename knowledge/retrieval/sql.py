@@ -7,10 +7,10 @@ newest ready version" and the router's filters apply in SQL before any ranking.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
 
 import numpy as np
 from django.db import connection, transaction
@@ -190,22 +190,56 @@ def query_terms(text: str, languages: Sequence[str]) -> tuple[list[str], list[li
     return sorted(lexemes), words
 
 
-@lru_cache(maxsize=1024)
+# PostgreSQL's reading of a text under the configurations, kept per process (``_parse``): a
+# question is read by the search and again by the answer's checks, its words one by one by the
+# vocabulary (``parse_many``), and the configurations do not change while it runs.
+_PARSED: OrderedDict[tuple[str, tuple[str, ...]], tuple[tuple, ...]] = OrderedDict()
+PARSED_KEPT = 4096  # texts kept (a question's text and its words' forms: a few dozen each)
+
+
 def _parse(text: str, languages: tuple[str, ...]) -> tuple[tuple, ...]:
     """PostgreSQL's reading of ``text`` under each configuration: (position, configuration,
-    token type, lexemes) per token. Kept per process: a question is read by the search and
-    again by the answer's checks, and the configurations do not change while it runs."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT d.ord, c.cfg, d.alias, d.lexemes FROM unnest(%s::text[]) AS c(cfg), "
-            "LATERAL ts_debug(c.cfg::regconfig, %s) WITH ORDINALITY "
-            "AS d(alias, description, token, dictionaries, dictionary, lexemes, ord)",
-            [list(languages), text],
-        )
-        return tuple(
-            (ord_, cfg, alias, tuple(found) if found is not None else None)
-            for ord_, cfg, alias, found in cursor.fetchall()
-        )
+    token type, lexemes) per token."""
+    return parse_many([text], languages)[0]
+
+
+def parse_many(texts: Sequence[str], languages: tuple[str, ...]) -> list[tuple[tuple, ...]]:
+    """``_parse`` of each text, those not read before in one query."""
+    missing = list(dict.fromkeys(t for t in texts if (t, languages) not in _PARSED))
+    if missing:
+        rows: dict[int, list[tuple]] = {i: [] for i in range(1, len(missing) + 1)}
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT t.n, d.ord, c.cfg, d.alias, d.lexemes "
+                "FROM unnest(%s::text[]) WITH ORDINALITY AS t(txt, n), "
+                "unnest(%s::text[]) AS c(cfg), "
+                "LATERAL ts_debug(c.cfg::regconfig, t.txt) WITH ORDINALITY "
+                "AS d(alias, description, token, dictionaries, dictionary, lexemes, ord) "
+                "ORDER BY t.n, c.cfg, d.ord",
+                [missing, list(languages)],
+            )
+            for n, ord_, cfg, alias, found in cursor.fetchall():
+                rows[n].append((ord_, cfg, alias, tuple(found) if found is not None else None))
+        for i, text in enumerate(missing, 1):
+            _PARSED[(text, languages)] = _in_configuration_order(rows[i], languages)
+            while len(_PARSED) > PARSED_KEPT:
+                _PARSED.popitem(last=False)
+    return [_PARSED[(t, languages)] for t in texts]
+
+
+def _in_configuration_order(rows: list[tuple], languages: tuple[str, ...]) -> tuple[tuple, ...]:
+    """The rows as one query per text gave them: configuration by configuration in the order
+    given, each token by its position."""
+    order = {c: i for i, c in enumerate(languages)}
+    return tuple(sorted(rows, key=lambda r: (order.get(r[1], len(order)), r[0])))
+
+
+def query_terms_many(
+    texts: Sequence[str], languages: Sequence[str]
+) -> list[tuple[list[str], list[list[str]]]]:
+    """``query_terms`` of each text, PostgreSQL asked once for all those not read before."""
+    parse_many([t for t in texts if t.strip()], tuple(languages))
+    return [query_terms(t, languages) for t in texts]
 
 
 def _stop_word_positions(rows: Sequence[tuple], languages: Sequence[str]) -> set[int]:

@@ -16,11 +16,11 @@ def chunk_frequencies(
     """Each word (a lemma) -> the number of searchable chunks holding one of its forms (0: no
     document uses it), and the number of searchable chunks."""
     words = [w for w in dict.fromkeys(words) if w.strip()]
+    # One query for every word's forms (PostgreSQL reads each text under its configurations).
+    parsed = q.query_terms_many([" ".join(nlp.forms(w)) for w in words], q.LANGUAGES)
     variants = {
-        w: sorted(
-            {x for found in q.query_terms(" ".join(nlp.forms(w)), q.LANGUAGES)[1] for x in found}
-        )
-        for w in words
+        w: sorted({x for found in terms[1] for x in found})
+        for w, terms in zip(words, parsed, strict=True)
     }
     lexemes = sorted({x for found in variants.values() for x in found})
     df, total, _ = q.term_stats(lexemes, visible_source_ids) if lexemes else ({}, 0, 0.0)
