@@ -51,6 +51,7 @@ def capture() -> dict:
     from knowledge.retrieval.weights import Fusion, Hits, Retrieval
 
     documents, _ = gold_keys()
+    types = dict(Chunk.objects.values_list("pk", "block_type"))
     searchable = list(Chunk.objects.filter(searchable=True).values_list("pk", "document_id"))
     vectors = stored_vectors([pk for pk, _ in searchable])
     chunk_doc = dict(searchable)
@@ -92,6 +93,7 @@ def capture() -> dict:
                     "candidates": [
                         {
                             "doc": documents.get(c.document_id, ""),
+                            "type": types.get(c.chunk_id, ""),
                             # With the tiny meaning weight: it moves nothing measurable.
                             "fused": c.fused.score if c.fused else 0.0,
                             "own": c.own_score,
@@ -150,21 +152,64 @@ def share(c: dict) -> float:
     return 1.0 if d is None else d
 
 
+TABLES = ("table", "row", "test_case")
+VARIANTS = [
+    "fused",
+    *[f"meaning {w}" for w in (0.1, 0.2, 0.3)],
+    *[f"prose {w}" for w in (0.1, 0.2, 0.3)],
+    *[f"disagree {w}" for w in (0.1, 0.2, 0.3)],
+    *[f"margin {w} {d}" for w in (0.1, 0.2, 0.3) for d in (0.05, 0.1)],
+    *[f"lexweak {w} {t}" for w in (0.1, 0.2, 0.3) for t in (0.3, 0.5)],
+    *[f"unnamed {w}" for w in (0.1, 0.2, 0.3)],
+    *[f"unnamedtop {w} {k}" for w in (0.1, 0.2) for k in (10, 20, 30)],
+    *[f"unnamedweak {w} {t}" for w in (0.2, 0.3) for t in (0.3, 0.5)],
+]
+
+
+def variant_scores(cands: list[dict], name: str) -> list[float]:
+    """Each candidate's ranking score under a variant of e5's place in the fusion."""
+    kind, *args = name.split()
+    w = float(args[0]) if args else 0.0
+    fused = [c["fused"] for c in cands]
+    near = [meaning_score(c["meaning"]) for c in cands]
+    if kind == "fused" or not cands:
+        return fused
+    if kind == "prose":
+        return [
+            f + (0 if c.get("type") in TABLES else w * m)
+            for f, m, c in zip(fused, near, cands, strict=False)
+        ]
+    if kind == "disagree":
+        by_dense = max(cands, key=lambda c: c.get("dense", 0.0))["doc"]
+        by_words = max(cands, key=lambda c: c["lexical_norm"])["doc"]
+        w = w if by_dense != by_words else 0.0
+    if kind == "margin":
+        top = max(fused)
+        return [
+            f + (w * m if f >= top - float(args[1]) else 0.0)
+            for f, m in zip(fused, near, strict=False)
+        ]
+    if kind == "lexweak":
+        w = w if max(c["lexical_norm"] for c in cands) < float(args[1]) else 0.0
+    named = any(c.get("name_evidence") is not None for c in cands)
+    if kind == "unnamed":
+        w = 0.0 if named else w
+    if kind == "unnamedtop":
+        w = 0.0 if named else w
+        cut = sorted(fused, reverse=True)[: int(args[1])][-1]
+        return [f + (w * m if f >= cut else 0.0) for f, m in zip(fused, near, strict=False)]
+    if kind == "unnamedweak":
+        weak = max(c["lexical_norm"] for c in cands) < float(args[1])
+        w = w if weak and not named else 0.0
+    return [f + w * m for f, m in zip(fused, near, strict=False)]
+
+
 def variants(row: dict) -> dict[str, list[str]]:
     cands = row["candidates"]
     out = {"portal": first_seen(row["portal"])}
-    best_lex = max((c["lexical_norm"] for c in cands), default=0.0)
-    for w in (0.05, 0.1, 0.2, 0.3, 0.5):
-        out[f"meaning {w}"] = documents_by(
-            [(c["doc"], c["fused"] + w * meaning_score(c["meaning"])) for c in cands]
-        )
-        scaled = w * (1.0 - best_lex)
-        out[f"agree {w}"] = documents_by(
-            [(c["doc"], c["fused"] + scaled * meaning_score(c["meaning"])) for c in cands]
-        )
-        out[f"docev {w}"] = documents_by(
-            [(c["doc"], c["fused"] + w * meaning_score(c["meaning"]) * share(c)) for c in cands]
-        )
+    for name in VARIANTS:
+        scores = variant_scores(cands, name)
+        out[name] = documents_by([(c["doc"], x) for c, x in zip(cands, scores, strict=False)])
     fused_docs = documents_by([(c["doc"], c["fused"]) for c in cands])
     e5_docs = first_seen([d for d, _ in row["e5_best"]])
     e5_mean_docs = first_seen([d for d, _ in row["e5_mean"]])
@@ -233,6 +278,8 @@ def capture_sec() -> dict:
                 "candidates": [
                     {
                         "doc": chunks[c.chunk_id].version.filename,
+                        "type": chunks[c.chunk_id].block_type,
+                        "dense": c.dense.score if c.dense else 0.0,
                         "fused": c.fused.score if c.fused else 0.0,
                         "lexical_norm": c.calibrated.lexical_norm if c.calibrated else 0.0,
                         "meaning": c.meaning.score if c.meaning else None,
@@ -268,13 +315,10 @@ def analyse_sec(data: dict) -> None:
     rows = data["rows"]
     print(f"\nSEC ({len(rows)} questions), offline: cap 6 a filing, first 10 chunks")
     print(f"  {'variant':<16}{'filing@5':>10}{'figure@10':>11}")
-    names = ["fused 0"] + [
-        f"{k} {w}" for k in ("meaning", "agree", "docev") for w in (0.05, 0.1, 0.2, 0.3)
-    ]
-    for name in names:
+    for name in VARIANTS:
         filing = figure = 0
         for row in rows:
-            scores = sec_scores(row, name)
+            scores = variant_scores(row["candidates"], name)
             order = sorted(range(len(scores)), key=lambda i: -scores[i])
             seen: dict[str, int] = {}
             top = []

@@ -71,7 +71,10 @@ def fused_score(candidate: Candidate, weights: Fusion) -> float:
         score += weights.name_weight * c.name_evidence
     if weights.label_weight > 0:
         score += label_bonus(c, weights.label_weight)
-    if weights.meaning_weight > 0 and c.meaning is not None:
+    if weights.meaning_weight > 0 and c.meaning is not None and c.name_evidence is None:
+        # Only for a question that names nothing the knowledge base knows: one that names a
+        # company or a product is ranked by the name (``name_evidence``), and e5 does not tell
+        # one filing's "Inventories" row from another's (benchmarks/experiments/first_stage.py).
         score += weights.meaning_weight * meaning_score(c.meaning.score)
     return score
 

@@ -73,8 +73,8 @@ def rank_candidates(probe: Probe, timings: dict[str, float]) -> Ranking:
     both calibrated scores (fetched for those one list missed), fused, best first."""
     found = _sparse(_dense(probe, timings), probe, timings)
     found, lexical = _lexical(found, probe, timings)
-    found, unit_scores = _meaning(found, probe, timings)
     ranked = _score(found, probe, lexical, timings)
+    ranked, unit_scores = _meaning(ranked, probe, timings)
     options = probe.options
     if (
         options.prf.documents > 0
@@ -114,20 +114,35 @@ def _sparse(found: Found, probe: Probe, timings: dict[str, float]) -> Found:
     return found
 
 
-def _meaning(found: Found, probe: Probe, timings: dict[str, float]) -> tuple[Found, dict]:
-    """Each candidate's best unit cosine to the question in e5's space, from its second
-    vectors (``knowledge.ingest.second``); the cosine of every unit of each, by chunk."""
-    if probe.meaning is None or not found or probe.options.fusion.meaning_weight <= 0:
-        return found, {}  # unweighted: the answer reads the second vectors of its sources only
+# The fused candidates e5 re-orders (benchmarks/experiments/first_stage.py, RESULTS.md 12-07:
+# kb_dev + kb_dev2 document R@5 0.887 with the first 10, 0.906 with 20, 30 or all).
+MEANING_CANDIDATES = 20
+
+
+def _meaning(
+    ranked: list[Candidate], probe: Probe, timings: dict[str, float]
+) -> tuple[list[Candidate], dict]:
+    """The best ``MEANING_CANDIDATES`` fused candidates with their best unit's cosine to the
+    question in e5's space (their second vectors, ``knowledge.ingest.second``), fused again
+    (``fusion.fused_score``: for a question that names nothing the knowledge base knows); the
+    cosine of every unit of each, by chunk."""
+    weight = probe.options.fusion.meaning_weight
+    named = any(c.name_evidence is not None for c in ranked)
+    if probe.meaning is None or not ranked or weight <= 0 or named:
+        return ranked, {}  # the answer reads the second vectors of its sources only
     tick = time.perf_counter()
-    stored = stored_vectors(list(found))
+    top = ranked[:MEANING_CANDIDATES]
+    stored = stored_vectors([c.found_id for c in top])
     scores = {i: vectors @ probe.meaning for i, vectors in stored.items() if len(vectors)}
-    placed = {
-        i: replace(c, meaning=Place(None, float(scores[i].max()))) if i in scores else c
-        for i, c in found.items()
-    }
+    placed = [
+        replace(c, meaning=Place(None, float(scores[c.found_id].max())))
+        if c.found_id in scores
+        else c
+        for c in ranked
+    ]
+    ranked = fusion.fuse(placed, probe.options.lists, probe.options.fusion)
     timings["meaning"] = timings.get("meaning", 0) + _since(tick)
-    return placed, scores
+    return ranked, scores
 
 
 def _placed(found: Found, listed: list[tuple[int, float]], stage: str) -> Found:

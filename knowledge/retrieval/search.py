@@ -18,6 +18,7 @@ from knowledge.embedding import (
     EmbeddingUnavailable,
     get_embedder,
     get_second_embedder,
+    query_vector,
 )
 from knowledge.models import Chunk, Source
 from knowledge.querysets import sees_everything
@@ -85,7 +86,7 @@ def search(
     tick = time.perf_counter()
     notice = ""
     try:
-        vector = embedder.embed_query(text or query)
+        vector = query_vector(embedder, text or query)
     except EmbeddingUnavailable as exc:
         # Word search still answers: the dense (and sparse) lists are left out, and said so.
         vector, notice = None, f"Word search only: {exc}."
@@ -139,16 +140,16 @@ def search(
 
 def _meaning_vector(text: str, options: SearchOptions, timings: dict[str, float]):
     """The question in e5's space, for the candidates' second vectors (None when they are off,
-    when neither the ranking nor an answer reads them, or when the embeddings server that
-    makes them is down: the search goes on without them)."""
-    if not options.meaning or (options.fusion.meaning_weight <= 0 and not options.answer):
+    when no answer is built nor the ranking asked to read them, or when the embeddings server
+    that makes them is down: the search goes on without them)."""
+    if not options.meaning or not (options.answer or options.rank_by_meaning):
         return None
     second = get_second_embedder()
     if second is None:
         return None
     tick = time.perf_counter()
     try:
-        vector = second.embed_query(text).dense[0]
+        vector = query_vector(second, text).dense[0]
     except EmbeddingUnavailable:
         vector = None
     timings["embed_meaning"] = _since(tick)

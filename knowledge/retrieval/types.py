@@ -60,9 +60,12 @@ class SearchOptions:
     # False: the second vectors (e5) are not read: no meaning scores, no question vector in e5
     meaning: bool = True
     # True: an answer is built from the hits (its check and its quotes read the second vectors),
-    # so the question is put in e5's space even when the ranking does not read them
-    # (``Fusion.meaning_weight`` 0); a search that only lists hits skips that model call.
+    # so the question is put in e5's space, and the ranking reads that too
+    # (``Fusion.meaning_weight``). A search that only lists hits (the API, MCP, the command
+    # line) skips that model call (a quarter of an answer's CPU, benchmarks/stages.py) and ranks
+    # by words and the first vectors, unless ``rank_by_meaning`` asks for e5 there too.
     answer: bool = False
+    rank_by_meaning: bool = False
     route: bool = True  # False: the question is searched as it is, no filters read from it
 
 

@@ -77,11 +77,13 @@ class Fusion:
     # retrieval_sec.py: set with the label weight, figure 36.1 -> 42.9 % (01430df); not swept.
     label_candidates: int = setting("KB_SEARCH_LABEL_CANDIDATES", 12, minimum=0)
     # The ranking score's share for the chunk's best unit in e5's space (its meaning score,
-    # ``Meaning``); 0: the second vectors rank nothing (the answer check and the quotes still
-    # read them). Off: at 0.1 retrieval.py's XQuAD ru MRR 0.957 -> 0.972 and retrieval_kb.py's
-    # kb_dev final R@5 0.843 -> 0.857, but retrieval_sec.py's final figure 95.9 -> 92.8 %
-    # (RESULTS.md 12-03); a knowledge base of one language and style may turn it on.
-    meaning_weight: float = setting("KB_SEARCH_MEANING_WEIGHT", 0.0)
+    # ``Meaning``), for a question that names nothing the knowledge base knows (no name
+    # evidence: ``fusion.fused_score``); 0: the second vectors rank nothing (the answer check
+    # and the quotes still read them). benchmarks/experiments/first_stage.py (RESULTS.md
+    # 12-07), kb_dev + kb_dev2 document R@1 / R@5 and SEC filing@5 / figure@10, offline:
+    # 0 0.713 / 0.887, SEC 0.969 / 0.511; 0.1 0.719 / 0.906, SEC unchanged; 0.2 0.719 / 0.906
+    # (two questions lost, four gained); ungated 0.1 0.731 / 0.906 but SEC 0.938 / 0.451.
+    meaning_weight: float = setting("KB_SEARCH_MEANING_WEIGHT", 0.1)
 
 
 @dataclass(frozen=True)

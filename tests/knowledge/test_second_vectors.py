@@ -143,7 +143,9 @@ def test_weighted_the_search_scores_each_candidate_by_its_closest_unit(e5, ranki
     add_version(PAGE)
     second.fill_second_vectors(e5)
     ranking_weights(fusion={"meaning_weight": 0.1})
-    result = search("Сколько обычно длится тестирование выносливости?")
+    result = search(
+        "Сколько обычно длится тестирование выносливости?", options=SearchOptions(answer=True)
+    )
     assert result.meaning_vector is not None and result.hits
     best = result.hits[0]
     scores = result.unit_scores[best.found_id]
@@ -155,13 +157,32 @@ def test_weighted_the_search_scores_each_candidate_by_its_closest_unit(e5, ranki
 
 
 @pytest.mark.django_db
-def test_unweighted_the_answer_still_reads_the_units_of_its_sources(e5):
+def test_a_question_naming_a_thing_the_documents_know_is_ranked_without_e5(e5, ranking_weights):
+    add_version(PAGE)
+    add_version(
+        "# Квазарный стенд\n\nКвазарный стенд Zorvex держит нагрузку сутками без перерыва.",
+        "zorvex.md",
+    )
+    second.fill_second_vectors(e5)
+    ranking_weights(fusion={"meaning_weight": 0.1})
+    answering = SearchOptions(answer=True)
+    unnamed = search("Сколько обычно длится тестирование выносливости?", options=answering)
+    assert any(hit.meaning is not None for hit in unnamed.hits)
+    # "Zorvex" is a name the knowledge base holds: the name ranks, e5's closeness does not.
+    named = search("Сколько держит нагрузку стенд Zorvex?", options=answering)
+    assert named.hits and named.meaning_vector is not None
+    assert all(hit.meaning is None for hit in named.hits) and not named.unit_scores
+
+
+@pytest.mark.django_db
+def test_unweighted_the_answer_still_reads_the_units_of_its_sources(e5, ranking_weights):
     from chat.answer.prompting import build_sources
 
     add_version(PAGE)
     second.fill_second_vectors(e5)
     question = "Сколько обычно длится тестирование выносливости?"
-    # The default weight: e5 ranks nothing; an answer is built, so the question is in its space.
+    # Weight 0: e5 ranks nothing; an answer is built, so the question is in its space.
+    ranking_weights(fusion={"meaning_weight": 0.0})
     result = search(question, options=SearchOptions(answer=True))
     assert all(hit.meaning is None for hit in result.hits) and not result.unit_scores
     assert result.meaning_vector is not None
