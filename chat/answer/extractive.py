@@ -5,9 +5,10 @@ The answer leads with the asked fact: every sentence, list item and table row of
 passages (``chat.answer.units``) is scored against the question's reading - its words (the
 focus counts twice), the things it names, and whether it states a value of the kind of fact
 asked (a duration for "сколько длится", a person for "кто"; ``knowledge.question.values``) -
-and the best one, from whichever passage holds it, is quoted first with its own link. The
-passages follow in their order, each quoted by its best units within a share of the length
-(the passage holding the fact gets the largest). A sentence the document asks itself ("Кто
+and the best one, from whichever passage holds it, opens the answer on a line of its own with
+its link (a row under its header row). The passages follow in their order, each quoted by its
+best units within a share of the length (the passage holding the fact gets the largest, the
+opening unit not said twice); a quote never ends on a label ("Источники:"). A sentence the document asks itself ("Кто
 пишет критерии приемки?") passes its score to the one after it, which answers it; a unit under
 a sub-heading of the passage is quoted with that heading ("**Common Coupling:** …"); one that
 leans on the sentences before it ("… с этими тремя фильтрами") is quoted with them. A question
@@ -41,7 +42,14 @@ BACK = 2  # sentences before the first quoted, at most, when each leans on the o
 # over its mean for the question's words): answers.py offline on kb_dev, key fact shown
 # any / all: 0 -> 35 / 31, 0.5 -> 36 / 32, 1 -> 36 / 31, 2 -> 37 / 31 of 70.
 RARITY = 0.5
+# Swept offline on kb_dev and kb_dev2 together (benchmarks/experiments/quotes.py, RESULTS.md
+# 12-07; key fact in the opening, kb_dev / kb_dev2): VALUE_LEAD 0.3 / 0.5 / 0.7 changed no
+# answer; ORDER_PRIOR 0 30.0 / 32.2 %, 0.06 31.4 / 35.6 %, 0.12 34.3 / 36.7 %, 0.2 32.9 / 36.7
+# %, 0.3 34.3 / 35.6 %; NEAR 0.7 31.4 / 33.3 %, 1.0 32.9 / 34.4 %, 1.5 32.9 / 33.3 %, 2.0 30.0
+# / 34.4 % (before the lead line).
 VALUE_LEAD = 0.5  # of the best unit's relevance, what one stating the asked value needs to lead
+ORDER_PRIOR = 0.12  # what a passage's place in the search's order adds to its units' score
+NEAR = 1.0  # the weight of a unit's closeness to the question in e5's space (its meaning score)
 
 
 @dataclass
@@ -126,7 +134,7 @@ def _score_units(
     """Each unit's score (see the module docstring); a question the document asks passes its
     score on to the unit after it. ``meaning``: each unit's cosine to the question in e5's
     space, when the chunk has its second vectors (the same units, in order)."""
-    prior = max(0.0, 0.12 * (3 - passage_index))  # the search's order, gently
+    prior = max(0.0, ORDER_PRIOR * (3 - passage_index))  # the search's order, gently
     close = meaning if len(meaning) == len(found) else ()
     scored = []
     for index, unit in enumerate(found):
@@ -143,7 +151,7 @@ def _score_units(
             and any(holds_value(unit.text, k, asked=asked.text) for k in asked.kinds)
         )
         label = _label_named(unit, asked) if unit.table else 0.0
-        near = meaning_score(close[index]) if close else 0.0
+        near = NEAR * meaning_score(close[index]) if close else 0.0
         relevance = words + near + 0.35 * named + 0.25 * heading + 0.35 * value + label
         if not quotable(unit) or unit.captions:
             relevance *= 0.5  # a label, a list of links; a caption comes with its table's rows
@@ -246,6 +254,12 @@ def extractive_answer(
     ]
     lead = _lead([s for own in scored for s in own])
     order = _passages(scored, lead)
+    opening: list[Scored] = []
+    if lead is not None:
+        # The first thing read: the sentence or row holding the asked fact (with the sentences
+        # it leans on: "… такой прогон …"), with its link.
+        opening = [*_leaned_on(lead, {s.unit.order: s for s in scored[lead.passage]}), lead]
+        parts.append(_lead_block([s.unit for s in opening], shown[lead.passage].number))
     for i in order:
         passage = shown[i]
         holds_lead = lead is not None and lead.passage == i
@@ -253,11 +267,27 @@ def extractive_answer(
         if len(order) == 1:
             share = 1.0
         chosen = _choose(scored[i], int(LENGTH * share), lead=lead if holds_lead else None)
+        if holds_lead:
+            chosen = [s for s in chosen if s not in opening]  # said in the first line
+            if not chosen:
+                continue
         quote = _render(chosen, heading=_last(passage.heading)) or passage.text[:300]
         section = section_within(passage.title, passage.heading)
         where = f"**{passage.title}** — {section}" if section else f"**{passage.title}**"
         parts.append(f"{where} [{passage.number}]\n\n{quote}")
     return "\n\n".join(parts)
+
+
+def _lead_block(found: list[Unit], number: int) -> str:
+    """The answer's opening, with its citation: sentences (under their sub-heading, if any) as
+    one quoted line; a table row under its header row."""
+    last = found[-1]
+    if last.table:
+        head = [h for h in last.head if h.strip()]
+        return "\n".join([*head, last.row]) + f"\n\n[{number}]"
+    text = " ".join(" ".join(u.text.split()) for u in found)
+    text = f"**{last.heading}:** {text}" if last.heading else text
+    return f"> {text} [{number}]"
 
 
 def _passages(scored: list[list[Scored]], lead: Scored | None) -> list[int]:
@@ -307,7 +337,7 @@ def _choose(scored: list[Scored], limit: int, *, lead: Scored | None) -> list[Sc
         and not after.unit.table
         and not first.unit.table
         and after.unit.heading == first.unit.heading
-        and not _label(after.unit)
+        and not (_label(after.unit) and not _list_of(after, by_order))
     ):
         ranked = [after, *[s for s in ranked if s is not after]]  # its next sentence goes on
     else:

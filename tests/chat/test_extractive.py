@@ -25,11 +25,14 @@ def test_the_sentence_with_the_asked_duration_leads_from_the_passage_that_holds_
         Passage(1, "Тестирование выносливости", "Обзор", OPENING),
         Passage(2, "Стенд", "Прогоны", DURATION),
     )
-    body = text.split("\n\n", 1)[1]
-    assert body.startswith("**Стенд** — Прогоны [2]")
-    first_quote = body.split("\n\n")[1]
-    assert "6–8 часов" in first_quote.split("\n")[0]
-    assert "[1]" in text  # the other passage is still quoted, after it
+    opening, rest = text.split("\n\n", 2)[1:]
+    # The answer opens with the sentence holding the duration (and the one it leans on), on a
+    # line of its own with its link; the passages follow, that one first, without saying it
+    # twice.
+    assert opening.startswith("> ") and opening.endswith("[2]") and "6–8 часов" in opening
+    assert "Нагрузку держат на стенде долго." in opening
+    assert rest.startswith("**Стенд** — Прогоны [2]") and "6–8 часов" not in rest
+    assert "[1]" in rest  # the other passage is still quoted, after it
 
 
 def test_a_question_the_document_asks_comes_with_its_answer():
@@ -109,8 +112,8 @@ def test_a_sentence_that_leans_on_the_ones_before_it_is_quoted_with_them():
         Passage(1, "Доступность", "", page),
     )
     assert "дейтеранопия, протанопия и тританопия" in text
-    quote = text.split("[1]\n\n", 1)[1]
-    assert quote.index("дейтеранопия") < quote.index("с этими тремя фильтрами")
+    opening = text.split("\n\n")[1]
+    assert opening.index("дейтеранопия") < opening.index("с этими тремя фильтрами")
 
 
 def test_a_row_named_like_the_table_itself_is_not_taken_for_the_row_asked():
@@ -156,3 +159,26 @@ def test_another_list_a_quoted_item_belongs_to_is_quoted_whole_and_in_order():
     assert text.index("хранится в вики") < text.index("Колонки у неё такие")
     positions = [text.index(s) for s in ("Колонки у неё такие", "первая:", "вторая", "третья")]
     assert positions == sorted(positions)
+
+
+def test_a_quote_never_ends_on_a_label_that_announces_nothing_quoted():
+    page = (
+        "Прогон на стенде длится 6–8 часов.\n\n"
+        "Источники:\n\n- [Статья](https://example.org/a)\n- [Видео](https://example.org/b)"
+    )
+    text = answer("Сколько длится прогон на стенде?", Passage(1, "Стенд", "", page))
+    assert "6–8 часов" in text.split("\n\n")[1]
+    assert "Источники" not in text
+
+
+def test_a_table_row_opens_the_answer_under_its_header_row():
+    table = (
+        "| Прогон | Длительность | Стенд |\n| --- | --- | --- |\n"
+        "| Дымовой | 10 минут | общий |\n| Выносливость | 6–8 часов | отдельный |\n"
+        "| Регресс | 2 часа | общий |"
+    )
+    text = answer("Сколько длится прогон выносливости?", Passage(3, "Прогоны", "Расписание", table))
+    opening = text.split("\n\n")[1].splitlines()
+    assert opening[0] == "| Прогон | Длительность | Стенд |"
+    assert opening[-1] == "| Выносливость | 6–8 часов | отдельный |"
+    assert text.split("\n\n")[2] == "[3]"
