@@ -137,6 +137,7 @@ class OpenAICompatibleLLM:
         first_token_timeout: float | None = None,
         token_timeout: float | None = None,
         context: int = 0,
+        tick: float = TICK,
     ) -> None:
         # The OpenAI-compatible backend, loaded only when an LLM is configured (get_llm returns
         # None otherwise): openai takes a second and more to import.
@@ -148,6 +149,7 @@ class OpenAICompatibleLLM:
         self._api_key = api_key
         self._max_tokens = max_tokens
         self._configured_context = context
+        self._tick = tick
         self.deadlines = Deadlines(
             first_token_timeout if first_token_timeout is not None else timeout,
             token_timeout if token_timeout is not None else timeout,
@@ -161,7 +163,7 @@ class OpenAICompatibleLLM:
         )
         # A read waits at most as long as the longest deadline (then the reading thread of a
         # stream its caller gave up on ends by itself).
-        read = max(self.deadlines.first_token, self.deadlines.between_tokens) + TICK
+        read = max(self.deadlines.first_token, self.deadlines.between_tokens) + tick
         self._client = openai.OpenAI(
             base_url=base_url,
             api_key=api_key or "not-needed",
@@ -199,7 +201,7 @@ class OpenAICompatibleLLM:
                 if left <= 0:
                     raise LlmUnavailable(f"the language model {why}")
                 try:
-                    item = out.get(timeout=min(TICK, left))
+                    item = out.get(timeout=min(self._tick, left))
                 except queue.Empty:
                     yield ""  # still reading: the caller may say so
                     continue

@@ -10,9 +10,10 @@ cites, or of every source when it cites none:
 - **its words**: at least ``WORDS`` of its content words (lemmas) are in the cited passages;
 - **its meaning**: one cited unit is at least ``MEANING`` close to it in e5's space (the second
   vectors; the sentence read as a passage like the units), when the second embedder is on;
-- **its polarity**: a sentence saying "да"/"yes" or stating a thing plainly is not held by a
-  unit that denies it (the closest unit says "нет"/"не"/"no"/"not" where the sentence does not,
-  or the other way round).
+- **its polarity**: the closest unit does not deny what it states ("нет"/"не"/"no"/"not"
+  in one and not in the other);
+- **its reasons**: a reason it gives ("потому что", "так как", "because") is given by a close
+  unit too (a small model joins two statements of a page into a reason neither gives).
 
 A sentence too short to state anything ("Да.", a heading) is read with the one after it. An
 answer fails the check when it cites nothing, when a sentence is not held, or when a sentence
@@ -39,7 +40,7 @@ from knowledge.question.words import is_stop
 from knowledge.units import Unit, units
 
 WORDS = 0.5  # share of a sentence's content words the cited passages must hold
-MEANING = 0.86  # e5 cosine (passage to passage) of the closest cited unit, at least
+MEANING = 0.89  # e5 cosine (passage to passage) of the closest cited unit, at least
 SHORT = 3  # content words: a shorter sentence is read with the next one
 CANDIDATES = 6  # units per sentence read in e5's space (the ones sharing most words)
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+(?=[A-ZА-ЯЁ«\"(\[*\d])|\n+")
@@ -49,6 +50,13 @@ _NEGATION = re.compile(
     r"(?<![\w-])(?:не|нет|ни|нельзя|no|not|never|cannot|can't|don't|doesn't)(?![\w-])", re.I
 )
 _FIGURE = re.compile(r"\d+(?:[.,:]\d+)*")
+# A reason given: "потому что", "так как", "because"... A small model invents one for a
+# question's false premise ("почему X?") from two unrelated sentences of a page.
+_CAUSE = re.compile(
+    r"(?<![\w-])(?:потому что|так как|поскольку|из-за|благодаря|поэтому|вследствие|"
+    r"because|since|due to|therefore|hence)(?![\w-])",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -56,7 +64,7 @@ class Sentence:
     text: str
     cited: tuple[int, ...]
     holds: bool
-    why: str = ""  # "value", "words", "meaning", "polarity", "premise": what failed
+    why: str = ""  # "value", "words", "meaning", "polarity", "reason", "premise": what failed
     meaning: float | None = None
 
 
@@ -227,14 +235,12 @@ class _Reader:
         if meaning < MEANING:
             return Sentence(text, cited, False, "meaning", meaning)
         if bool(_NEGATION.search(_plain(text))) != bool(_NEGATION.search(candidates[best].text)):
-            # The closest unit says the opposite ("Нет, …" to the answer's "Да, …"), unless
-            # another close unit says it the sentence's way.
-            same = [
-                u for u, c in zip(candidates, closeness, strict=True)
-                if c >= MEANING and bool(_NEGATION.search(u.text)) == bool(_NEGATION.search(_plain(text)))
-            ]  # fmt: skip
-            if not same:
-                return Sentence(text, cited, False, "polarity", meaning)
+            # The closest unit says the opposite ("не используется" to "используется").
+            return Sentence(text, cited, False, "polarity", meaning)
+        close = [u for u, c in zip(candidates, closeness, strict=True) if c >= MEANING]
+        if _CAUSE.search(_plain(text)) and not any(_CAUSE.search(u.text) for u in close):
+            # A reason the close units do not give: joined from two statements of the page.
+            return Sentence(text, cited, False, "reason", meaning)
         return Sentence(text, cited, True, meaning=meaning)
 
     def _closeness(self, text: str, candidates: list[Unit]) -> np.ndarray:

@@ -111,6 +111,7 @@ def _stream(turn: Turn, prompt: Prompt, usage: Usage, parts: list[str], tick: fl
         yield Event("token", token)
         if "\n" in token and grounding.cut_repeats("".join(parts))[1] >= LOOPING:
             tokens.close()  # the reading thread drops the connection: the server stops
+            parts[:] = ["".join(parts).rsplit("\n", 1)[0]]  # no half line after the last
             break
 
 
