@@ -241,10 +241,8 @@ class OpenAICompatibleLLM:
         return llm_context.count_tokens(self.base_url, self._api_key, text)
 
     def _unavailable(self, exc: Exception) -> LlmUnavailable:
-        import openai  # the backend's errors: only ever raised once the backend is loaded
-
-        if isinstance(exc, openai.APIStatusError) and exc.status_code in (400, 413):
-            prompt, context = llm_context.refused_for_size(exc.body, str(exc))
+        if getattr(exc, "status_code", None) in (400, 413):  # the backend's APIStatusError
+            prompt, context = llm_context.refused_for_size(getattr(exc, "body", None), str(exc))
             if prompt or context:
                 return LlmContextExceeded(
                     f"the language model server refused a prompt of {prompt or '?'} tokens "

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from functools import lru_cache
 
+import httpx2
 import redis
 from django.conf import settings
 
@@ -51,8 +52,6 @@ def _root(base_url: str) -> str:
 
 
 def _get(url: str, api_key: str, *, method: str = "GET", body: dict | None = None):
-    import httpx2
-
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     response = httpx2.request(method, url, json=body, headers=headers, timeout=2.0)
     response.raise_for_status()
@@ -78,8 +77,6 @@ def context_of(base_url: str, api_key: str = "", configured: int = 0) -> Context
 
 
 def _ask_server(base_url: str, api_key: str) -> Context | None:
-    import httpx2
-
     try:
         models = _get(f"{base_url.rstrip('/')}/models", api_key).get("data") or []
         for model in models:
@@ -111,8 +108,6 @@ def count_tokens(base_url: str, api_key: str, text: str) -> int:
     if not text:
         return 0
     if _tokenizes.get(base_url) is not False:
-        import httpx2
-
         try:
             found = _get(f"{_root(base_url)}/tokenize", api_key, method="POST",
                          body={"content": text, "add_special": False})  # fmt: skip

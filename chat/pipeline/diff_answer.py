@@ -40,6 +40,9 @@ def answer_from_diff(turn: Turn, comparison) -> Generator[Event, None, Final]:
         parts: list[str] = []
         try:
             for token in llm.stream(messages, temperature=temperature_for(profile), usage=usage):
+                if not token:  # the model still reads the comparison
+                    yield Event("status", wording.say("comparing", language))
+                    continue
                 parts.append(token)
                 yield Event("token", token)
             answer = clean_citations("".join(parts).strip(), 1)[0] + footer
