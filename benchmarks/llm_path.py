@@ -180,11 +180,12 @@ def report(rows: list[dict]) -> None:
     asked = [r for r in rows if r["asked_llm"]]
     errors = [r for r in asked if r["error"]]
     shown = [r for r in asked if r["shown"]]
-    replaced = [r for r in asked if not r["shown"] and not r["error"]]
+    refused = [r for r in asked if not r["error"] and r["outcome"] == "refusal"]
+    replaced = [r for r in asked if not r["shown"] and not r["error"] and r not in refused]
     held = [r for r in shown if r["holds"]]
     ttft = [r["ttft_s"] for r in asked if r["ttft_s"]]
     read = [r["tokens_read"] for r in asked if r["tokens_read"]]
-    refused = [r["tokens_refused"] for r in asked if r["tokens_refused"]]
+    too_long = [r["tokens_refused"] for r in asked if r["tokens_refused"]]
     print()
     print(f"{len(rows)} questions, {len(asked)} sent to the LLM (a {CONTEXT}-token server)")
     print(f"  errors (quotes with a notice because the LLM path failed): {len(errors)}")
@@ -192,12 +193,15 @@ def report(rows: list[dict]) -> None:
         print(f"  time to first token: p50 {percentile(ttft, 50):.0f} s, max {max(ttft):.0f} s")
     if read:
         print(f"  prompt tokens read: p50 {percentile(read, 50):.0f}, max {max(read)}")
-    if refused:
-        print(f"  prompt tokens refused (over the context): {min(refused)}-{max(refused)}")
+    if too_long:
+        print(f"  prompt tokens refused (over the context): {min(too_long)}-{max(too_long)}")
     print(
-        f"  shown as LLM answers {len(shown)}, replaced by the quotes {len(replaced)}"
-        f"; of those shown, every sentence holds: {len(held)}/{len(shown)}"
+        f"  shown as LLM answers {len(shown)}, replaced by the quotes {len(replaced)}, the"
+        f" model's refusal (the canonical sentence) {len(refused)}; of those shown, every"
+        f" sentence holds: {len(held)}/{len(shown)}"
     )
+    for row in replaced:
+        print(f"  replaced {row['id']}: {row['notice'][:150]}")
     with_facts = [r for r in rows if r["facts"]]
     if with_facts:
         llm_any = sum(r["facts_llm"] > 0 for r in with_facts)
