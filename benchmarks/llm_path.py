@@ -140,6 +140,9 @@ def run(items: list[dict], log: Path) -> list[dict]:
         seconds = time.perf_counter() - started
         read, refused, offset = server_tokens(log, offset)
         shown = message.mode == Message.Mode.LLM and message.outcome != Message.Outcome.REFUSAL
+        checked = (message.answerability or {}).get("grounding") or {}
+        # Replaced: the model answered, the check did not let it through (the quotes shown).
+        replaced = message.mode == Message.Mode.EXTRACTIVE and checked.get("holds") is False
         row = {
             "id": item["id"],
             "group": item["group"],
@@ -148,7 +151,11 @@ def run(items: list[dict], log: Path) -> list[dict]:
             "asked_llm": bool(read or refused or message.llm_model),
             "error": bool(message.notice)
             and message.mode == Message.Mode.EXTRACTIVE
-            and bool(read or refused or message.prompt_tokens),
+            and bool(read or refused or message.prompt_tokens)
+            and not replaced,
+            "replaced": replaced,
+            "why": checked.get("reason", ""),
+            "checked": checked,
             "notice": message.notice,
             "ttft_s": (message.timings.get("llm_first_token_ms") or 0) / 1000 or None,
             "seconds": round(seconds, 1),
@@ -180,8 +187,8 @@ def report(rows: list[dict]) -> None:
     asked = [r for r in rows if r["asked_llm"]]
     errors = [r for r in asked if r["error"]]
     shown = [r for r in asked if r["shown"]]
-    refused = [r for r in asked if not r["error"] and r["outcome"] == "refusal"]
-    replaced = [r for r in asked if not r["shown"] and not r["error"] and r not in refused]
+    replaced = [r for r in asked if r["replaced"]]
+    refused = [r for r in asked if r["mode"] == "llm" and r["outcome"] == "refusal"]
     held = [r for r in shown if r["holds"]]
     ttft = [r["ttft_s"] for r in asked if r["ttft_s"]]
     read = [r["tokens_read"] for r in asked if r["tokens_read"]]
@@ -201,7 +208,7 @@ def report(rows: list[dict]) -> None:
         f" sentence holds: {len(held)}/{len(shown)}"
     )
     for row in replaced:
-        print(f"  replaced {row['id']}: {row['notice'][:150]}")
+        print(f"  replaced {row['id']} ({row['why']}): {row['notice'][:150]}")
     with_facts = [r for r in rows if r["facts"]]
     if with_facts:
         llm_any = sum(r["facts_llm"] > 0 for r in with_facts)
