@@ -36,7 +36,7 @@ def small() -> Iterator[LlmTestServer]:
         yield server
 
 
-def client(server: LlmTestServer, **deadlines) -> OpenAICompatibleLLM:
+def llm_for(server: LlmTestServer, **deadlines) -> OpenAICompatibleLLM:
     options = {"timeout": 20.0, "connect_timeout": 2.0, "max_tokens": 256, **deadlines}
     return OpenAICompatibleLLM(server.base_url, "kb-test", "", **options)
 
@@ -46,7 +46,7 @@ def streamed(server: LlmTestServer) -> list:
 
 
 def test_the_sources_sent_fit_the_context_the_server_says(demo_kb, conversation, small):
-    message = answer_now(conversation, QUESTION, user=conversation.user, llm=client(small))
+    message = answer_now(conversation, QUESTION, user=conversation.user, llm=llm_for(small))
     [request] = streamed(small)
     assert request.prompt_tokens + request.body["max_tokens"] <= 2048
     assert request.body["max_tokens"] == 256  # KB_LLM_MAX_TOKENS, under a quarter of 2,048
@@ -61,7 +61,7 @@ def test_a_prompt_refused_for_its_size_is_sent_again_smaller_and_the_admin_sees_
     demo_kb, conversation, small, settings, client, alice
 ):
     # KB_LLM_CONTEXT says 8,192 where the server holds 2,048: the setting is wrong.
-    llm = client(small, context=8192)
+    llm = llm_for(small, context=8192)
     message = answer_now(conversation, QUESTION, user=conversation.user, llm=llm)
     first, second = streamed(small)
     assert first.prompt_tokens > 2048 >= second.prompt_tokens + second.body["max_tokens"]
@@ -83,7 +83,7 @@ def test_the_first_token_deadline_shows_the_quotes_and_meanwhile_says_the_model_
     demo_kb, conversation, llm_server
 ):
     llm_server.script(hang=3)
-    llm = client(llm_server, first_token_timeout=1.0, tick=0.2)
+    llm = llm_for(llm_server, first_token_timeout=1.0, tick=0.2)
     message = start_message(conversation, QUESTION)
     claim(message)
     events = list(stream_answer(message, user=conversation.user, llm=llm))
@@ -100,7 +100,7 @@ def test_a_stream_that_stalls_between_tokens_gives_up_at_that_deadline(
 ):
     llm_server.script("Верификация — проверка соответствия требованиям [1].", delay=1.5)
     # The first token comes within its deadline (2 s); the second keeps it waiting 1.5 s.
-    llm = client(llm_server, first_token_timeout=3.0, token_timeout=1.0)
+    llm = llm_for(llm_server, first_token_timeout=3.0, token_timeout=1.0)
     message = answer_now(conversation, QUESTION, user=conversation.user, llm=llm)
     assert message.mode == Message.Mode.EXTRACTIVE
     assert "sent nothing for 1 s" in message.notice
@@ -110,7 +110,7 @@ def test_the_whole_answer_has_its_own_deadline(demo_kb, conversation, llm_server
     llm_server.script(
         "Верификация — проверка соответствия требованиям, раз за разом [1].", delay=0.3
     )
-    llm = client(llm_server, timeout=1.0, first_token_timeout=1.0, token_timeout=1.0)
+    llm = llm_for(llm_server, timeout=1.0, first_token_timeout=1.0, token_timeout=1.0)
     message = answer_now(conversation, QUESTION, user=conversation.user, llm=llm)
     assert message.mode == Message.Mode.EXTRACTIVE
     assert "did not finish its answer within 1 s" in message.notice
