@@ -75,6 +75,10 @@ _TEXTS = {
         "The language model's answer cited no source, so it is not shown; the passages from the "
         "documents are below."
     ),
+    "llm_empty": gettext_noop(
+        "The language model's answer states nothing but a citation, so it is not shown; the "
+        "passages from the documents are below."
+    ),
     "llm_unsupported": gettext_noop(
         "The language model's answer is not shown: the sources it cites do not say "
         "«{sentence}». The passages from the documents are below."

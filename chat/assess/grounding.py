@@ -16,7 +16,8 @@ cites, or of every source when it cites none:
   unit too (a small model joins two statements of a page into a reason neither gives).
 
 A sentence too short to state anything ("Да.", a heading) is read with the one after it. An
-answer fails the check when it cites nothing, when a sentence is not held, or when a sentence
+answer fails the check when it cites nothing, states nothing but citations, when a sentence is
+not held, or when a sentence
 states what the answerability check found missing (a value of the kind asked, a thing the
 documents never name): ``Verdict.reason`` says which. The chat shows such an answer as the
 quotes with a notice saying why; the evaluation judge reports the same verdict beside its own.
@@ -71,7 +72,7 @@ class Sentence:
 @dataclass(frozen=True)
 class Verdict:
     holds: bool
-    reason: str  # "" | "no_citation" | "unsupported" | "premise"
+    reason: str  # "" | "no_citation" | "empty" | "unsupported" | "premise"
     sentences: tuple[Sentence, ...] = ()
     repeated: int = 0  # repeated lines cut before the check
 
@@ -134,6 +135,9 @@ def check(
             sentences.append(Sentence(text, cited, False, "premise"))
             continue
         sentences.append(reader.sentence(text, cited or tuple(passages.texts)))
+    if not sentences:
+        # Nothing stated but citations ("[1]": what the real model wrote when told to cite).
+        return Verdict(False, "empty")
     if any(s.why == "premise" for s in sentences):
         return Verdict(False, "premise", tuple(sentences))
     holds = all(s.holds for s in sentences)
