@@ -63,7 +63,7 @@ class Deadlines:
         whole = self.total - (now - started)
         if last_token is None:
             first = self.first_token - (now - started)
-            if first < whole:
+            if first <= whole:
                 return first, f"did not start answering within {self.first_token:g} s"
         else:
             between = self.between_tokens - (now - last_token)

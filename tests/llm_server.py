@@ -144,7 +144,13 @@ def answer_from_sources(messages: list[dict[str, Any]]) -> str:
     if not shared[number]:
         return REFUSAL
     text = sources[number][1]
-    sentences = [" ".join(s.split()) for s in _SENTENCE_BREAK.split(text) if s.strip()] or [""]
+    # A page's reference lines ("Источник: [title](url)") and labels ("Доп. материал:") are
+    # not what a model answers with.
+    sentences = [
+        " ".join(s.split())
+        for s in _SENTENCE_BREAK.split(text)
+        if s.strip() and "](" not in s and not s.rstrip().endswith(":")
+    ] or [""]
     best = max(range(len(sentences)), key=lambda i: (len(asked & words(sentences[i])), -i))
     return f"{' '.join(sentences[best : best + 2])} [{number}]"
 

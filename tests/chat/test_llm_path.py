@@ -73,7 +73,7 @@ def test_a_prompt_refused_for_its_size_is_sent_again_smaller_and_the_admin_sees_
     state = client.get("/healthz/services").json()["services"]["llm"]
     assert state["ok"] is False
     assert (
-        f"refused a prompt of {first.prompt_tokens} tokens over its context of 1024"
+        f"refused a prompt of {first.prompt_tokens} tokens over its context of 2048"
         in (state["detail"])
     )
     assert "KB_LLM_CONTEXT" in state["detail"]
