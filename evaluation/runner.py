@@ -17,7 +17,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from chat.answer import prompts
-from chat.models import Conversation
+from chat.assess.grounding import check_message
+from chat.models import Conversation, Message
 from chat.pipeline import answer_now
 from chat.present.serialize import message_json
 from evaluation import judge as judging
@@ -258,6 +259,12 @@ def run_cases(
                     answer=measured["answer"],
                     sources=measured["sources"],
                 ).as_json()
+                if message.mode == Message.Mode.LLM:
+                    # Beside the judge's verdict, the portal's own check of every sentence
+                    # against the sources it cites (what decides whether it is shown).
+                    verdict = check_message(message)
+                    grade["grounded"] = verdict.holds
+                    grade["grounding"] = verdict.reason
             result = EvalResult.objects.create(
                 run=run,
                 position=position,

@@ -457,7 +457,10 @@ OCR_PAGE_TIMEOUT_SECONDS = env_int(
 OCR_MIN_CONFIDENCE = env_int("KB_OCR_MIN_CONFIDENCE", 70, minimum=0, maximum=100)
 OCR_NICE = env_int("KB_OCR_NICE", 10, minimum=0, maximum=19)  # Tesseract below the web process
 # Reported in /healthz's staff view, never making the portal unhealthy (portal.health).
-HEALTH_OPTIONAL_CHECKS = {"ocr": "knowledge.parsing.ocr.engine_detail"}
+HEALTH_OPTIONAL_CHECKS = {
+    "ocr": "knowledge.parsing.ocr.engine_detail",
+    "llm": "portal.llm_context.health_detail",
+}
 # Bounded work per file (knowledge.parsing.safezip, knowledge.parsing.pdf, knowledge.tasks): a
 # DOCX/XLSX part may unpack to at most KB_ZIP_PART_MB, the whole package to KB_ZIP_TOTAL_MB
 # (pictures are not unpacked); a PDF may have at most KB_PDF_MAX_PAGES pages; one ingest may run
@@ -573,12 +576,29 @@ LLM_BASE_URL = env_url("KB_LLM_BASE_URL", ("http", "https"))  # e.g. http://127.
 LLM_MODEL = env_str("KB_LLM_MODEL", "local-model")
 LLM_API_KEY = env_str("KB_LLM_API_KEY")
 LLM_TEMPERATURE = env_float("KB_LLM_TEMPERATURE", 0.1)
-LLM_TIMEOUT = env_float("KB_LLM_TIMEOUT", 60.0)  # seconds between streamed tokens
+# Three deadlines (portal.llm): the first token (the server reads the whole prompt first: a CPU
+# server takes minutes for a few thousand tokens), between two tokens, and the whole answer.
+LLM_FIRST_TOKEN_TIMEOUT = env_float("KB_LLM_FIRST_TOKEN_TIMEOUT", 120.0)
+LLM_TOKEN_TIMEOUT = env_float("KB_LLM_TOKEN_TIMEOUT", 30.0)
+LLM_TIMEOUT = env_float("KB_LLM_TIMEOUT", 300.0)  # the whole answer, first token included
 LLM_CONNECT_TIMEOUT = env_float("KB_LLM_CONNECT_TIMEOUT", 5.0)
 LLM_MAX_TOKENS = env_int("KB_LLM_MAX_TOKENS", 1024, minimum=16)
+# The server's context in tokens; 0: read from the server (llama.cpp's /v1/models or /props,
+# vLLM's max_model_len), else LLM_CONTEXT_FALLBACK. The sources sent fit it (chat.answer.budget).
+LLM_CONTEXT = env_int("KB_LLM_CONTEXT", 0, minimum=0)
+LLM_CONTEXT_FALLBACK = 8192
+for _name, _seconds in (
+    ("KB_LLM_FIRST_TOKEN_TIMEOUT", LLM_FIRST_TOKEN_TIMEOUT),
+    ("KB_LLM_TOKEN_TIMEOUT", LLM_TOKEN_TIMEOUT),
+    ("KB_LLM_TIMEOUT", LLM_TIMEOUT),
+):
+    if _seconds <= 0:
+        raise ImproperlyConfigured(f"{_name}={_seconds:g} must be more than 0 seconds")
 # An answer silent this long (no event, no heartbeat) is taken for dead: its process stopped
-# mid-answer (chat.pipeline.lease). Longer than the LLM may take between two tokens.
-ANSWER_STALE_SECONDS = int(LLM_TIMEOUT + LLM_CONNECT_TIMEOUT) + 30
+# mid-answer (chat.pipeline.lease). While the LLM reads the prompt, the answer says so every few
+# seconds (a status event); a short call (the follow-up's rewrite) waits up to the first token's
+# deadline in silence.
+ANSWER_STALE_SECONDS = int(LLM_FIRST_TOKEN_TIMEOUT + LLM_CONNECT_TIMEOUT) + 30
 
 # The evaluation judge (manage.py eval --judge): any OpenAI-compatible server, may differ from
 # the answering LLM. Unset: runs are graded by the deterministic figures only.

@@ -66,6 +66,7 @@ class RecordedRequest:
     body: Any
     at: float = field(default_factory=time.time)
     first_token_at: float | None = None  # when the first content token was written (benchmarks)
+    prompt_tokens: int = 0  # the prompt's tokens by the server's tokenizer (with a context)
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -83,6 +84,15 @@ def words(text: str) -> set[str]:
 def tokens(text: str) -> list[str]:
     """Split a reply into stream tokens: words with their surrounding whitespace."""
     return _TOKEN.findall(text)
+
+
+_PROMPT_TOKEN = re.compile(r"\w{1,4}|[^\w\s]")
+
+
+def prompt_tokens(text: str) -> int:
+    """The server's tokenizer, for its context: four letters or one sign a token (``/tokenize``
+    answers with it; a prompt longer than the context is refused as llama.cpp refuses it)."""
+    return len(_PROMPT_TOKEN.findall(text))
 
 
 def parse_sources(text: str) -> tuple[dict[int, tuple[str, str]], str]:
@@ -134,7 +144,13 @@ def answer_from_sources(messages: list[dict[str, Any]]) -> str:
     if not shared[number]:
         return REFUSAL
     text = sources[number][1]
-    sentences = [" ".join(s.split()) for s in _SENTENCE_BREAK.split(text) if s.strip()] or [""]
+    # A page's reference lines ("Источник: [title](url)") and labels ("Доп. материал:") are
+    # not what a model answers with.
+    sentences = [
+        " ".join(s.split())
+        for s in _SENTENCE_BREAK.split(text)
+        if s.strip() and "](" not in s and not s.rstrip().endswith(":")
+    ] or [""]
     best = max(range(len(sentences)), key=lambda i: (len(asked & words(sentences[i])), -i))
     return f"{' '.join(sentences[best : best + 2])} [{number}]"
 
@@ -246,6 +262,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.llm.record(self, None)
         if self.path.rstrip("/") == "/v1/models":
             model = {"id": self.server.llm.model, "object": "model", "created": 0, "owned_by": "kb"}
+            if self.server.llm.context:
+                model["meta"] = {"n_ctx": self.server.llm.context}  # as llama.cpp says it
             self._json(200, {"object": "list", "data": [model]})
         else:
             self._error(404, f"No route {self.path}")
@@ -257,6 +275,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         self.record = self.server.llm.record(self, body)
+        if self.path.rstrip("/") == "/tokenize" and self.server.llm.context:
+            count = prompt_tokens(str((body or {}).get("content", "")))
+            return self._json(200, {"tokens": list(range(count))})
         if self.path.rstrip("/") != "/v1/chat/completions":
             return self._error(404, f"No route {self.path}")
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
@@ -273,6 +294,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if reply.status:
             return self._error(reply.status, f"Scripted failure {reply.status}")
+        if llm.context:
+            counted = sum(prompt_tokens(content_text(m)) + 4 for m in body["messages"])
+            self.record.prompt_tokens = counted
+            if counted > llm.context:
+                return self._too_long(counted, llm.context)
         text = reply.text if reply.text is not None else default_reply(kind, body["messages"])
         prompt = sum(len(content_text(m).split()) for m in body["messages"])
         pieces = tokens(text)
@@ -327,6 +353,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(encoded)
 
+    def _too_long(self, counted: int, context: int) -> None:
+        """llama.cpp's refusal of a prompt longer than its context, word for word."""
+        message = (
+            f"request ({counted} tokens) exceeds the available context size ({context} tokens), "
+            "try increasing it"
+        )
+        error = {"code": 400, "message": message, "type": "exceed_context_size_error"}
+        self._json(400, {"error": {**error, "n_prompt_tokens": counted, "n_ctx": context}})
+
     def _error(self, status: int, message: str) -> None:
         error = {"message": message, "type": "server_error" if status >= 500 else "invalid_request"}
         self._json(status, {"error": {**error, "code": status}})
@@ -341,11 +376,19 @@ class LlmTestServer:
     """An OpenAI-compatible server on 127.0.0.1, started in a daemon thread."""
 
     def __init__(
-        self, port: int = 0, *, default_delay: float = 0.0, model: str = "kb-test"
+        self,
+        port: int = 0,
+        *,
+        default_delay: float = 0.0,
+        model: str = "kb-test",
+        context: int = 0,
     ) -> None:
         self.port = port
         self.default_delay = default_delay
         self.model = model
+        # A context in tokens (0: none): then /v1/models says it, /tokenize counts, and a
+        # longer prompt is refused with llama.cpp's HTTP 400.
+        self.context = context
         # Handler threads append while a test reads: list append, clear, indexing and iteration
         # are atomic under the GIL, so a plain list is a thread-safe log here.
         self.requests: list[RecordedRequest] = []

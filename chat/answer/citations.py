@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Collection
 
 logger = logging.getLogger(__name__)
 
@@ -18,13 +19,15 @@ def cited_numbers(text: str) -> set[int]:
     return numbers
 
 
-def clean_citations(text: str, available: int) -> tuple[str, list[int]]:
-    """Drop citations outside 1..available; returns the text and the numbers removed."""
+def clean_citations(text: str, available: int | Collection[int]) -> tuple[str, list[int]]:
+    """Drop citations outside 1..available (or outside the numbers given: the sources the
+    prompt held); returns the text and the numbers removed."""
     removed: list[int] = []
+    given = set(range(1, available + 1)) if isinstance(available, int) else set(available)
 
     def keep(match: re.Match[str]) -> str:
         numbers = [int(n) for n in re.split(r"[,;]\s*", match.group(1))]
-        valid = [n for n in numbers if 1 <= n <= available]
+        valid = [n for n in numbers if n in given]
         removed.extend(n for n in numbers if n not in valid)
         return "".join(f"[{n}]" for n in valid)
 

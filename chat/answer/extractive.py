@@ -293,11 +293,40 @@ def _lead_block(found: list[Unit], number: int) -> str:
 def _passages(scored: list[list[Scored]], lead: Scored | None) -> list[int]:
     """The passages quoted, by index: the one holding the lead first, then those whose best
     unit scores highest (the search's order counts in that score), ``QUOTED`` in all."""
+    return _ranked(scored, lead)[:QUOTED]
+
+
+def _ranked(scored: list[list[Scored]], lead: Scored | None) -> list[int]:
+    """Every passage by index, the one holding the lead first, then by their best unit."""
     best = [max((s.score for s in own), default=0.0) for own in scored]
     ranked = sorted(range(len(scored)), key=lambda i: (-best[i], i))
     if lead is not None and lead.score > 0:
         ranked = [lead.passage, *[i for i in ranked if i != lead.passage]]
-    return ranked[:QUOTED]
+    return ranked
+
+
+def excerpts(question: str, passages: list[Passage], *, limit: int) -> list[tuple[int, str]]:
+    """Every passage's best units as the extractive answer chooses them (the asked unit, the
+    sentence after it, its list, the units holding most of its relevance) within ``limit``
+    characters, in the passage's own order; the passages ranked as the extractive answer ranks
+    them (the one holding the asked fact first). Returns (index in ``passages``, text): what an
+    LLM with little room reads before whole chunks (``chat.answer.budget``)."""
+    found = [units(p.text) for p in passages]
+    asked = Asked.of(read(question)).weighed_among(found)
+    scored = [
+        _score_units(asked, i, own, p.meaning)
+        for i, (own, p) in enumerate(zip(found, passages, strict=True))
+    ]
+    lead = _lead([s for own in scored for s in own])
+    out = []
+    for i in _ranked(scored, lead):
+        holds_lead = lead is not None and lead.passage == i
+        chosen = sorted(
+            _choose(scored[i], limit, lead=lead if holds_lead else None),
+            key=lambda s: s.unit.order,
+        )
+        out.append((i, _render(chosen, heading="", quote=False) or passages[i].text[:limit]))
+    return out
 
 
 def _lead(scored: list[Scored]) -> Scored | None:
@@ -460,9 +489,11 @@ def _length(unit: Unit, heads: set[str]) -> int:
     return len(unit.row) + sum(len(h) for h in unit.head if h not in heads)
 
 
-def _render(chosen: list[Scored], *, heading: str) -> str:
+def _render(chosen: list[Scored], *, heading: str, quote: bool = True) -> str:
     """Prose units as one quotation (a unit under a sub-heading of its own says it), table
-    rows as a table under their header row (and the table's caption)."""
+    rows as a table under their header row (and the table's caption); ``quote=False``: the
+    prose as plain lines (what an LLM reads)."""
+    mark = "> " if quote else ""
     blocks: list[str] = []
     prose: list[str] = []
     table: list[str] = []
@@ -472,7 +503,7 @@ def _render(chosen: list[Scored], *, heading: str) -> str:
         unit = item.unit
         if unit.table:
             if prose:
-                blocks.append("\n".join("> " + p for p in " ".join(prose).splitlines()))
+                blocks.append("\n".join(mark + p for p in " ".join(prose).splitlines()))
                 prose = []
             if not table or head != list(unit.head):
                 if table:
@@ -493,7 +524,7 @@ def _render(chosen: list[Scored], *, heading: str) -> str:
             said.add(unit.heading.casefold())
         prose.append(text)
     if prose:
-        blocks.append("\n".join("> " + p for p in " ".join(prose).splitlines()))
+        blocks.append("\n".join(mark + p for p in " ".join(prose).splitlines()))
     if table:
         blocks.append("\n".join(table))
     return "\n\n".join(blocks)

@@ -184,6 +184,30 @@ def _expanded_texts(result: SearchResult) -> dict[int, str]:
     return texts
 
 
+def source_entry(source: PromptSource, text: str) -> str:
+    """One numbered source of the prompt: its title, heading and version, and ``text`` fenced."""
+    version = f" (version {source.version_label})" if source.version_label else ""
+    return SOURCE_ENTRY.format(
+        number=source.number,
+        # Titles and headings come from documents too: neutralised like their text.
+        title=fence(" ".join(source.title.split())),
+        heading=fence(" ".join((source.heading or "—").split())),
+        version=version,
+        text=fence(text),
+    )
+
+
+def full_texts(sources: list[PromptSource]) -> dict[int, str]:
+    """Each source's whole text (its section, or its chunk when an earlier source already
+    brings the same section): what is sent when the context holds it all."""
+    texts: dict[int, str] = {}
+    seen: set[str] = set()
+    for source in sources:
+        texts[source.number] = source.text if source.text not in seen else source.chunk_text
+        seen.add(source.text)
+    return texts
+
+
 def build_messages(
     question: str,
     sources: list[PromptSource],
@@ -191,8 +215,11 @@ def build_messages(
     *,
     profile,
     refusal: str,
+    texts: dict[int, str] | None = None,
 ) -> list[dict[str, str]]:
-    """System instruction first, the recent history, then the sources (fenced data) and the question."""
+    """System instruction first, the recent history, then the sources (fenced data) and the
+    question. ``texts``: what is sent of each source by number (``chat.answer.budget``; a source
+    missing from it is left out); None: every source whole."""
     system = SYSTEM_RULES.format(refusal=refusal)
     if profile is not None and profile.system_instruction.strip():
         system += PROFILE_BLOCK.format(
@@ -202,22 +229,8 @@ def build_messages(
     for past_question, past_answer, _ in history:
         messages.append({"role": "user", "content": past_question})
         messages.append({"role": "assistant", "content": past_answer[:2000]})
-    entries = []
-    seen_texts: set[str] = set()
-    for source in sources:
-        text = source.text if source.text not in seen_texts else source.chunk_text
-        seen_texts.add(text)
-        version = f" (version {source.version_label})" if source.version_label else ""
-        entries.append(
-            SOURCE_ENTRY.format(
-                number=source.number,
-                # Titles and headings come from documents too: neutralised like their text.
-                title=fence(" ".join(source.title.split())),
-                heading=fence(" ".join((source.heading or "—").split())),
-                version=version,
-                text=fence(text),
-            )
-        )
+    texts = full_texts(sources) if texts is None else texts
+    entries = [source_entry(s, texts[s.number]) for s in sources if s.number in texts]
     messages.append(
         {
             "role": "user",

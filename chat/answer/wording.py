@@ -79,6 +79,28 @@ _TEXTS = {
     "llm_down": gettext_noop(
         "The language model is unavailable ({error}); the passages from the documents are below."
     ),
+    "llm_reading": gettext_noop("The language model is reading the sources… {seconds} s"),
+    "llm_writing": gettext_noop("The language model is writing… {seconds} s"),
+    "llm_small": gettext_noop(
+        "The language model's context ({context} tokens) leaves no room for the sources; the "
+        "passages from the documents are below."
+    ),
+    "llm_no_citation": gettext_noop(
+        "The language model's answer cited no source, so it is not shown; the passages from the "
+        "documents are below."
+    ),
+    "llm_empty": gettext_noop(
+        "The language model's answer states nothing but a citation, so it is not shown; the "
+        "passages from the documents are below."
+    ),
+    "llm_unsupported": gettext_noop(
+        "The language model's answer is not shown: the sources it cites do not say "
+        "«{sentence}». The passages from the documents are below."
+    ),
+    "llm_premise": gettext_noop(
+        "The language model's answer is not shown: it states what the documents do not say "
+        "(«{sentence}»). The passages from the documents are below."
+    ),
     "llm_down_diff": gettext_noop(
         "The language model is unavailable ({error}); the changes from the comparison of the "
         "versions are below."

@@ -43,6 +43,9 @@ def answer_from_diff(turn: Turn, comparison) -> Generator[Event, None, Final]:
         yield Event("token", compared)
         try:
             for token in llm.stream(messages, temperature=temperature_for(profile), usage=usage):
+                if not token:  # the model still reads the comparison
+                    yield Event("status", wording.say("comparing", language))
+                    continue
                 parts.append(token)
                 yield Event("token", token)
             answer = compared + clean_citations("".join(parts).strip(), 1)[0] + footer

@@ -6,21 +6,25 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Generator
+from dataclasses import replace
 
 from chat.answer import wording
+from chat.answer.budget import Prompt, fit
 from chat.answer.citations import clean_citations
 from chat.answer.extractive import extractive_answer
-from chat.answer.prompting import build_messages
-from chat.assess import policy
+from chat.assess import grounding, policy
 from chat.assess.evidence import mark_unsupported
-from chat.models import Message
+from chat.models import AssistantProfile, Message
 from chat.pipeline import outcomes
 from chat.pipeline.events import Event
 from chat.pipeline.storing import mark_cited
 from chat.pipeline.turn import Final, Turn
-from portal.llm import LlmUnavailable, Usage, temperature_for
+from portal import llm_context
+from portal.llm import LlmContextExceeded, LlmUnavailable, Usage, temperature_for
 
 logger = logging.getLogger(__name__)
+
+LOOPING = 2  # repeated lines after which a generated answer is cut short (a looping model)
 
 
 def quoted(turn: Turn, *, notice: str = "", llm_model: str = "") -> Final:
@@ -42,54 +46,187 @@ def quoted(turn: Turn, *, notice: str = "", llm_model: str = "") -> Final:
 
 
 def generated(turn: Turn) -> Generator[Event, None, Final]:
-    """The LLM's answer from the sources (fenced as data), streamed; citations outside the
-    sources removed, a refusal in its words made the canonical sentence, figures and names no
-    cited source holds marked. The LLM down: the extractive answer, with a notice."""
+    """The LLM's answer from the sources that fit its context (fenced as data), streamed;
+    citations outside them removed, repeated lines cut, a refusal in its words made the
+    canonical sentence. An answer from the documents is shown only when every sentence holds
+    against the sources it cites (``chat.assess.grounding``), else the quotes with a notice
+    saying why. The LLM down, too slow or its context too small: the quotes, with a notice."""
     llm = turn.llm
     profile = turn.message.conversation.profile
     refusal = wording.refusal(turn.language)
-    messages = build_messages(
-        turn.question, turn.sources, turn.history, profile=profile, refusal=refusal
-    )
+    prompt = _fit(turn, profile, refusal)
+    if prompt is None:
+        return _too_small(turn)
     usage = Usage()
     parts: list[str] = []
     tick = time.perf_counter()
-    try:
-        for token in llm.stream(messages, temperature=temperature_for(profile), usage=usage):
-            if not parts:
-                turn.lap("llm_first_token_ms", tick)
-            parts.append(token)
-            yield Event("token", token)
-    except LlmUnavailable as exc:
-        notice = wording.say("llm_down", turn.language, error=exc)
-        return quoted(turn, notice=notice, llm_model=llm.model_id)
+    for attempt in (1, 2):
+        try:
+            yield from _stream(turn, prompt, usage, parts, tick, profile)
+            break
+        except LlmContextExceeded as exc:
+            smaller = None if parts or attempt == 2 else _smaller(turn, prompt, exc, refusal)
+            if smaller is None:
+                notice = wording.say("llm_down", turn.language, error=exc)
+                return quoted(turn, notice=notice, llm_model=llm.model_id)
+            prompt = smaller
+        except LlmUnavailable as exc:
+            if "within" in str(exc) or "nothing for" in str(exc):
+                llm_context.record_problem(f"{exc} (message {turn.message.pk})")
+            notice = wording.say("llm_down", turn.language, error=exc)
+            return quoted(turn, notice=notice, llm_model=llm.model_id)
     turn.lap("llm_ms", tick)
-    text, removed = clean_citations("".join(parts).strip(), len(turn.sources))
+    turn.timings["llm_prompt"] = {
+        "context": prompt.context,
+        "budget": prompt.budget,
+        "counted": prompt.tokens,
+        "sources_sent": sorted(prompt.texts),
+    }
+    final = _checked(turn, prompt, "".join(parts).strip(), refusal, profile)
+    return replace(
+        final, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens
+    )
+
+
+def _stream(turn: Turn, prompt: Prompt, usage: Usage, parts: list[str], tick: float, profile):
+    """Relay the LLM's tokens; while none comes, say every few seconds that it still reads.
+    A model repeating its lines is cut short (``LOOPING``)."""
+    llm = turn.llm
+    started = time.perf_counter()
+    tokens = llm.stream(
+        prompt.messages,
+        temperature=temperature_for(profile),
+        usage=usage,
+        max_tokens=prompt.max_tokens,
+    )
+    for token in tokens:
+        if not token:
+            waited = round(time.perf_counter() - started)
+            key = "llm_reading" if not parts else "llm_writing"
+            yield Event("status", wording.say(key, turn.language, seconds=waited))
+            continue
+        if not parts:
+            turn.lap("llm_first_token_ms", tick)
+        parts.append(token)
+        yield Event("token", token)
+        if "\n" in token and grounding.cut_repeats("".join(parts))[1] >= LOOPING:
+            tokens.close()  # the reading thread drops the connection: the server stops
+            parts[:] = ["".join(parts).rsplit("\n", 1)[0]]  # no half line after the last
+            break
+
+
+def _fit(turn: Turn, profile, refusal: str, budget: int | None = None) -> Prompt | None:
+    llm = turn.llm
+    return fit(
+        turn.question,
+        turn.sources,
+        turn.history,
+        profile=profile,
+        refusal=refusal,
+        context=llm.context().tokens,
+        max_tokens=llm.max_tokens,
+        count=llm.count_tokens,
+        budget=budget,
+    )
+
+
+def _smaller(turn: Turn, prompt: Prompt, exc: LlmContextExceeded, refusal: str) -> Prompt | None:
+    """The prompt again within what the server said it holds: its context learned, the
+    sources' budget cut by the excess (by half when it said no figures). Logged, and kept for
+    the staff health page: the setting, not the model, needs changing."""
+    llm = turn.llm
+    context = exc.context or prompt.context
+    over = exc.prompt_tokens + prompt.max_tokens - context if exc.prompt_tokens else 0
+    budget = prompt.budget - int(over * 1.1) - 32 if over > 0 else prompt.budget // 2
+    if exc.context:
+        llm_context.learn(llm.base_url, exc.context)
+    configured = llm.context()
+    llm_context.record_problem(
+        f"the server refused a prompt of {exc.prompt_tokens or '?'} tokens over its context of "
+        f"{exc.context or '?'} tokens (the portal counted {prompt.tokens} of {prompt.context}, "
+        f"{configured.source}); sent again with {max(budget, 0)} tokens of sources. Set "
+        f"KB_LLM_CONTEXT to the server's context, or start the server with a larger one."
+    )
+    profile = turn.message.conversation.profile
+    return _fit(turn, profile, refusal, budget=budget) if budget > 0 else None
+
+
+def _too_small(turn: Turn) -> Final:
+    context = turn.llm.context()
+    llm_context.record_problem(
+        f"a context of {context.tokens} tokens ({context.source}) leaves no room for the "
+        f"sources beside the instruction, the history and the answer: answered with quotes"
+    )
+    notice = wording.say("llm_small", turn.language, context=context.tokens)
+    return quoted(turn, notice=notice, llm_model=turn.llm.model_id)
+
+
+def _checked(turn: Turn, prompt: Prompt, raw: str, refusal: str, profile) -> Final:
+    """The generated text as the user sees it: cleaned, classified and checked."""
+    llm = turn.llm
+    text, removed = clean_citations(raw, set(prompt.texts))
+    text, repeated = grounding.cut_repeats(text)
     outcome = policy.classify(text, refusal=refusal, llm=llm)
-    if policy.leaks_instruction(text, messages[0]["content"]):
+    if policy.leaks_instruction(text, prompt.messages[0]["content"]):
         logger.warning("answer to message %s repeated the system instruction", turn.message.pk)
         outcome = "refusal"
-    notice = ""
-    tiles: tuple[dict, ...] = ()
-    if outcome != "refusal":
-        text, unsupported = mark_unsupported(text, turn.sources, turn.language)
-        if unsupported or turn.check.decision == "partial":
-            outcome = "partial"
-        if turn.check.decision == "partial":
-            notice = outcomes.partial_notice(turn.language, turn.sources, turn.check)
-        turn.unsupported = unsupported
-    else:
+    if outcome == "refusal":
         text = refusal  # one canonical sentence, so refusals can be counted
         tiles = tuple(t.as_dict() for t in policy.reformulation_tiles(turn.question, None, llm))
+        mark_cited(turn.message, text)
+        return Final(text, outcome, Message.Mode.LLM, tiles=tiles, llm_model=llm.model_id,
+                     removed_citations=tuple(removed))  # fmt: skip
+    partial = turn.check.decision == "partial"
+    if profile is None or profile.kind == AssistantProfile.Kind.ANSWER:
+        verdict = grounding.check(
+            text,
+            _passages(turn, prompt),
+            missing_kind=turn.check.asked if partial and not turn.check.fact_found else "",
+            missing_names=turn.check.named_missing if partial else (),
+            question=turn.question,
+        )
+        verdict = replace(verdict, repeated=repeated)
+        turn.grounding = verdict.as_dict()
+        turn.unsupported = [s.text for s in verdict.unsupported]
+        if not verdict.holds:
+            return _replaced(turn, verdict, removed)
+    else:
+        # A drafting profile writes what the documents do not say (test cases to add): its
+        # figures and names are still checked and marked.
+        text, turn.unsupported = mark_unsupported(text, turn.sources, turn.language)
+        partial = partial or bool(turn.unsupported)
+    notice = outcomes.partial_notice(turn.language, turn.sources, turn.check) if partial else ""
     mark_cited(turn.message, text)
     return Final(
         text,
-        outcome,
+        Message.Outcome.PARTIAL if partial else Message.Outcome.ANSWER,
         Message.Mode.LLM,
-        tiles=tiles,
         notice=notice,
         llm_model=llm.model_id,
         removed_citations=tuple(removed),
-        prompt_tokens=usage.prompt_tokens,
-        completion_tokens=usage.completion_tokens,
     )
+
+
+def _passages(turn: Turn, prompt: Prompt) -> grounding.Passages:
+    """What each source sent held: its chunk, or the longer text the prompt gave of it."""
+    texts, chunks = {}, {}
+    for source in turn.sources:
+        sent = prompt.texts.get(source.number)
+        if sent is None:
+            continue
+        texts[source.number] = sent if len(sent) > len(source.chunk_text) else source.chunk_text
+        chunks[source.number] = (
+            source.chunk_id if texts[source.number] == source.chunk_text else None
+        )
+    return grounding.Passages(texts, chunks)
+
+
+def _replaced(turn: Turn, verdict: grounding.Verdict, removed: list[int]) -> Final:
+    """The quotes instead of a generated answer that failed the check, with a notice saying
+    why (the first sentence not held)."""
+    first = verdict.unsupported[0].text if verdict.unsupported else ""
+    sentence = first if len(first) <= 160 else first[:157] + "…"
+    notice = wording.say(f"llm_{verdict.reason}", turn.language, sentence=sentence)
+    logger.info("answer to message %s not shown: %s", turn.message.pk, verdict.reason)
+    final = quoted(turn, notice=notice, llm_model=turn.llm.model_id)
+    return replace(final, removed_citations=tuple(removed))

@@ -63,6 +63,8 @@ def finish(turn: Turn, final: Final) -> None:
         message.answerability = turn.check.as_dict()
         if turn.unsupported is not None:
             message.answerability["unsupported_sentences"] = turn.unsupported
+        if turn.grounding is not None:
+            message.answerability["grounding"] = turn.grounding
     message.timings = turn.timings
     message.status = Message.Status.DONE
     message.finished_at = timezone.now()

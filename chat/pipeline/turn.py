@@ -34,6 +34,7 @@ class Turn:
     sources: list[PromptSource] = field(default_factory=list)
     check: Answerability | None = None
     unsupported: list[str] | None = None  # a generated answer's sentences no source supports
+    grounding: dict | None = None  # the check of a generated answer (chat.assess.grounding)
 
     @property
     def question(self) -> str:

@@ -99,7 +99,7 @@ def test_llm_timing_out_gives_the_notice_too(demo_kb, conversation, llm_server):
     )
     message = answer_now(conversation, QUESTION, user=conversation.user, llm=llm)
     assert message.mode == Message.Mode.EXTRACTIVE
-    assert "did not answer in time" in message.notice
+    assert "did not start answering within 0.5 s" in message.notice
 
 
 def test_follow_up_is_searched_with_the_previous_question_without_an_llm(demo_kb, conversation):

@@ -131,7 +131,7 @@ def test_an_english_question_is_refused_in_english(demo_kb):
     assert result["answerability"]["decision"] == "refusal"
 
 
-def test_an_invented_figure_in_a_generated_answer_is_marked_and_makes_it_partial(
+def test_an_invented_figure_in_a_generated_answer_is_not_shown_as_the_answer(
     demo_kb, conversation, llm, llm_server
 ):
     question = "Что такое верификация и валидация?"
@@ -140,10 +140,9 @@ def test_an_invented_figure_in_a_generated_answer_is_marked_and_makes_it_partial
         "Её проводят ровно 17 раз за релиз и она занимает 42 часа [1]."
     )
     message = answer_now(conversation, question, user=conversation.user, llm=llm)
-    assert message.mode == Message.Mode.LLM
-    assert message.outcome == Message.Outcome.PARTIAL
-    assert "42 часа [1]. ⚠" in message.answer
-    assert "соответствия требованиям [1]. ⚠" not in message.answer
+    # The quotes instead, with a notice naming the sentence no source holds (issue 49).
+    assert message.mode == Message.Mode.EXTRACTIVE
+    assert "17 раз" in message.notice and "17 раз" not in message.answer
     unsupported = message.answerability["unsupported_sentences"]
     assert len(unsupported) == 1 and "17" in unsupported[0]
 

@@ -163,7 +163,14 @@ def test_staff_read_each_services_state_at_healthz_services(client, alice, bob, 
     assert client.get("/healthz/services").status_code in (302, 403)
     client.force_login(alice)
     body = client.get("/healthz/services").json()
-    assert set(body["services"]) == {"database", "redis", "workers", "beat", "ocr"}  # OCR optional
+    assert set(body["services"]) == {
+        "database",
+        "redis",
+        "workers",
+        "beat",
+        "ocr",
+        "llm",
+    }  # optional: OCR, LLM
 
 
 def test_the_deployed_command_lines_carry_the_run_commands_bounds():
