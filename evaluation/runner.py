@@ -259,12 +259,17 @@ def run_cases(
                     answer=measured["answer"],
                     sources=measured["sources"],
                 ).as_json()
+                checked = (message.answerability or {}).get("grounding")
                 if message.mode == Message.Mode.LLM:
                     # Beside the judge's verdict, the portal's own check of every sentence
                     # against the sources it cites (what decides whether it is shown).
                     verdict = check_message(message)
                     grade["grounded"] = verdict.holds
                     grade["grounding"] = verdict.reason
+                elif checked:
+                    # The LLM's answer failed that check and the quotes were shown instead.
+                    grade["grounded"] = bool(checked.get("holds"))
+                    grade["grounding"] = checked.get("reason", "")
             result = EvalResult.objects.create(
                 run=run,
                 position=position,

@@ -153,7 +153,10 @@ def _sentences(answer: str, numbers: set[int]) -> list[tuple[str, tuple[int, ...
         if not text:
             continue
         text = f"{pending} {text}".strip() if pending else text
-        if len(_content(text)) < SHORT and not _FIGURE.search(_CITATION.sub("", text)):
+        words = _content(text)
+        # Short: it states nothing alone, unless a word says what its figure is ("Листов 26");
+        # a bare figure (a page number a source's text carries) goes with its neighbour.
+        if len(words) < SHORT and not (words and _FIGURE.search(_CITATION.sub("", text))):
             pending = text
             continue
         pending = ""
@@ -162,7 +165,8 @@ def _sentences(answer: str, numbers: set[int]) -> list[tuple[str, tuple[int, ...
         text, cited = out[-1]
         merged = f"{text} {pending}"
         out[-1] = (merged, tuple(sorted(set(cited) | (cited_numbers(pending) & numbers))))
-    elif pending and _content(pending):
+    elif pending and (_content(pending) or _FIGURE.search(_CITATION.sub("", pending))):
+        # An answer that is only this ("[1] 10"): it states the figure, checked as a claim.
         out.append((pending, tuple(sorted(cited_numbers(pending) & numbers))))
     return out
 

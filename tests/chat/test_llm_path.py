@@ -174,3 +174,13 @@ def test_the_real_models_answers_get_the_verdict_their_sources_give(case):
     assert verdict.holds is case["holds"], verdict.as_dict()
     if not case["holds"]:
         assert verdict.reason == case["reason"], verdict.as_dict()
+
+
+def test_a_bare_figure_a_source_carries_is_read_with_the_sentence_before_it():
+    # A page number in the source's text ("… с сервера. 9"), copied with the sentence: the
+    # figure alone states nothing and is checked with its neighbour, not as a claim of its own.
+    source = "Программа получает данные о событиях кампуса с сервера. 9\n\nСервер опрашивает сайт."
+    answer = "Программа получает данные о событиях кампуса с сервера. 9 [1]"
+    verdict = grounding.check(answer, grounding.Passages({1: source}), question="")
+    assert verdict.holds, verdict.as_dict()
+    assert len(verdict.sentences) == 1 and verdict.sentences[0].text.endswith("9 [1]")

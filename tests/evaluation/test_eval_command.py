@@ -105,7 +105,10 @@ def test_with_an_llm_and_a_judge_the_grades_and_prompt_version_are_stored(
     graded = [r for r in run.results.all() if r.judge]
     assert graded, [(r.case_id, r.outcome) for r in run.results.all()]
     assert all(r.judge["grade"] in judging.GRADES and r.judge["reason"] for r in graded)
-    assert all(r.mode == "llm" for r in graded)
+    # What the user read is graded: the LLM's answer, or the quotes that replaced one its
+    # sources do not hold (chat.assess.grounding), with the check's verdict beside the grade.
+    assert any(r.mode == "llm" for r in graded)
+    assert all(r.mode in ("llm", "extractive") and "grounded" in r.judge for r in graded)
     # Refused questions are not graded; the judge saw the reference and the fenced sources.
     assert not run.results.get(case_id="dev-ood-001").judge
     judged = [r for r in served_llm.requests if "grader" in json.dumps(r.body)]
