@@ -202,19 +202,26 @@ class E5Embedder:
         self.threads = threads or os.cpu_count() or 1
         self._model = E5(num_threads=self.threads)
         self._threads = _openmp_threads(self._model)
+        # One call of the engine at a time: a question's vector is made on a thread of its own
+        # (knowledge.retrieval.search) and the engine keeps its scratch buffers in the model.
+        self._lock = threading.Lock()
 
     def embed_documents(self, texts: Sequence[str]) -> Embeddings:
         if not texts:
             return Embeddings(np.zeros((0, self.dimensions), dtype=np.float32))
-        self._threads(self.threads)
         # The engine's input is UTF-8 bytes ending at a NUL: one inside a text would cut it.
-        vectors = self._model.passage([t.replace("\0", " ") for t in bounded(texts)])
+        passages = [t.replace("\0", " ") for t in bounded(texts)]
+        with self._lock:
+            self._threads(self.threads)
+            vectors = self._model.passage(passages)
         return Embeddings(_normalise(np.atleast_2d(vectors)))
 
     def embed_query(self, text: str) -> Embeddings:
-        self._threads(QUERY_THREADS)
         query = bounded([text])[0].replace("\0", " ")
-        return Embeddings(_normalise(np.atleast_2d(self._model.query([query]))))
+        with self._lock:
+            self._threads(QUERY_THREADS)
+            vector = self._model.query([query])
+        return Embeddings(_normalise(np.atleast_2d(vector)))
 
 
 def _openmp_threads(model) -> Callable[[int], None]:

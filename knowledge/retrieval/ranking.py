@@ -42,7 +42,9 @@ class Probe:
     embedder: Embedder
     options: SearchOptions
     synonyms: tuple[str, ...] = ()  # the corpus's synonyms of the question's words
-    meaning: Any = None  # the question in e5's space (None: no second vectors)
+    # The question in e5's space, as a function giving it when it is ready (None: no second
+    # vectors; the function gives None when the embeddings server is down).
+    meaning: Any = None
 
     @property
     def dense(self) -> Any:
@@ -133,7 +135,10 @@ def _meaning(
     tick = time.perf_counter()
     top = ranked[:MEANING_CANDIDATES]
     stored = stored_vectors([c.found_id for c in top])
-    scores = {i: vectors @ probe.meaning for i, vectors in stored.items() if len(vectors)}
+    question = probe.meaning()
+    if question is None:
+        return ranked, {}
+    scores = {i: vectors @ question for i, vectors in stored.items() if len(vectors)}
     placed = [
         replace(c, meaning=Place(None, float(scores[c.found_id].max())))
         if c.found_id in scores

@@ -7,7 +7,10 @@ every candidate -> fusion -> rerank (when configured) -> at most N per document 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from typing import Any
 
 from django.db import connection
 
@@ -76,6 +79,9 @@ def search(
     content_words = [w for w in text.lower().split() if not _asks_only(w.strip("?,.!:;"))]
     if not merged.is_empty() and not content_words:
         return _browse(query, text, q.Scope(merged, visible), options.hits.k, timings)
+    # The question goes into e5's space beside the lists' queries (the engine releases the
+    # interpreter while it computes): read when the ranking or the answer needs it.
+    meaning = _meaning_vector(text or query, options, timings)
 
     synonyms: tuple[str, ...] = ()
     if options.retrieval.synonym_weight > 0 and "lexical" in options.lists:
@@ -94,7 +100,6 @@ def search(
     if vector is not None and "dense" in options.lists:
         _check_dimensions(embedder.model_id, int(vector.dense.shape[1]))
     timings["embed"] = _since(tick)
-    meaning = _meaning_vector(text or query, options, timings)
     configured = weights()
     best: SearchResult | None = None
     for tier, source_ids in _tiers(sources, merged, options):
@@ -125,7 +130,7 @@ def search(
             notice=notice,
             visible_source_ids=visible,
             prf_words=ranking.prf_words,
-            meaning_vector=meaning,
+            meaning_vector=meaning() if meaning else None,
             unit_scores=ranking.unit_scores,
         )
         if hits:
@@ -138,22 +143,35 @@ def search(
     return best
 
 
-def _meaning_vector(text: str, options: SearchOptions, timings: dict[str, float]):
-    """The question in e5's space, for the candidates' second vectors (None when they are off,
-    when no answer is built nor the ranking asked to read them, or when the embeddings server
-    that makes them is down: the search goes on without them)."""
+# One thread a process puts questions into e5's space while the request's own thread runs the
+# lists' queries (benchmarks/stages.py: e5's vector is two fifths of an answer's instructions).
+_MEANING = ThreadPoolExecutor(max_workers=1, thread_name_prefix="question-meaning")
+
+
+def _meaning_vector(
+    text: str, options: SearchOptions, timings: dict[str, float]
+) -> Callable[[], Any] | None:
+    """The question in e5's space, for the candidates' second vectors, as a function giving it
+    when it is ready (None when they are off, when no answer is built nor the ranking asked to
+    read them; the function gives None when the embeddings server that makes them is down: the
+    search goes on without them)."""
     if not options.meaning or not (options.answer or options.rank_by_meaning):
         return None
     second = get_second_embedder()
     if second is None:
         return None
-    tick = time.perf_counter()
-    try:
-        vector = query_vector(second, text).dense[0]
-    except EmbeddingUnavailable:
-        vector = None
-    timings["embed_meaning"] = _since(tick)
-    return vector
+
+    def compute():
+        tick = time.perf_counter()
+        try:
+            return query_vector(second, text).dense[0]
+        except EmbeddingUnavailable:
+            return None
+        finally:
+            timings["embed_meaning"] = _since(tick)
+
+    pending = _MEANING.submit(compute)
+    return pending.result
 
 
 def _route(
