@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Callable
 from functools import lru_cache
 
@@ -104,3 +105,46 @@ def _once_key(task: str) -> str:
 @lru_cache(maxsize=1)
 def _redis() -> redis.Redis:
     return redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1, socket_connect_timeout=1)
+
+
+# How fast a backlog task gets through its work, for the pages (seconds kept after its end).
+PACE_SECONDS = 86_400
+
+
+def record_pace(task: str, done: int, total: int) -> None:
+    """Note that ``task`` has ``done`` of ``total`` items: the first note of a run (none kept,
+    or the last run ended) starts it; the pages read how fast it goes (``pace``)."""
+    key = f"kb:pace:{task}"
+    now = time.time()
+    try:
+        client = _redis()
+        kept = client.hgetall(key)
+        ended = not kept or int(kept.get(b"done", 0)) >= int(kept.get(b"total", 0))
+        if ended and done < total:
+            client.hset(
+                key,
+                mapping={
+                    "started": now,
+                    "start_done": done,
+                    "at": now,
+                    "done": done,
+                    "total": total,
+                },
+            )
+        elif not ended:
+            client.hset(key, mapping={"at": now, "done": done, "total": total})
+        client.expire(key, PACE_SECONDS)
+    except redis.RedisError:
+        pass  # the pace is shown when known; the work goes on without it
+
+
+def pace(task: str) -> dict[str, float] | None:
+    """The current or last run of ``task``: when it started, how many items it had done then
+    and has now, of how many, and when it last noted (None: none known)."""
+    try:
+        kept = _redis().hgetall(f"kb:pace:{task}")
+    except redis.RedisError:
+        return None
+    if not kept:
+        return None
+    return {k.decode(): float(v) for k, v in kept.items()}

@@ -18,7 +18,7 @@ from knowledge.ingest import second
 from knowledge.ingest.registration import register_file
 from knowledge.ingest.storage import StorageFull
 from knowledge.models import Document, DocumentVersion, Source
-from knowledge.queue import INGEST_VERSION, enqueue_on_commit
+from knowledge.queue import FILL_SECOND_VECTORS, INGEST_VERSION, enqueue_on_commit, pace
 from knowledge.roles import Role
 from portal.params import id_param
 
@@ -67,10 +67,44 @@ def document_rows(user, *, source_id: str = "", query: str = "") -> list[Documen
     return rows
 
 
-def second_vectors(user) -> second.Progress | None:
-    """How far the second vectors of the sources the user may read have got (None: off)."""
+@dataclass(frozen=True)
+class MeaningIndex:
+    """The second vectors of the sources a user may read: how far they have got, and how long
+    the rest should take at the pace of the work so far (or how long the last run took)."""
+
+    progress: second.Progress
+    seconds_left: float | None = None  # at the current run's pace (None: not known yet)
+    took: float | None = None  # the last run, done within the day: its seconds
+
+    def __getattr__(self, name: str):  # done, total, percent, complete: the progress's
+        return getattr(self.progress, name)
+
+    @property
+    def minutes_left(self) -> int | None:
+        return None if self.seconds_left is None else max(1, round(self.seconds_left / 60))
+
+    @property
+    def minutes_took(self) -> int | None:
+        return None if self.took is None else max(1, round(self.took / 60))
+
+
+def second_vectors(user) -> MeaningIndex | None:
+    """How far the second vectors of the sources the user may read have got, and their pace
+    (None: they are off)."""
     visible = Source.objects.visible_to(user).values_list("pk", flat=True)
-    return second.progress(list(visible))
+    progress = second.progress(list(visible))
+    if progress is None:
+        return None
+    run = pace(FILL_SECOND_VECTORS)
+    if not run:
+        return MeaningIndex(progress)
+    spent = run["at"] - run["started"]
+    made = run["done"] - run["start_done"]
+    if run["done"] >= run["total"]:
+        return MeaningIndex(progress, took=spent if spent > 0 else None)
+    rate = made / spent if spent > 0 and made > 0 else 0.0
+    left = (progress.total - progress.done) / rate if rate else None
+    return MeaningIndex(progress, seconds_left=left)
 
 
 def status_counts(rows: list[DocumentRow]) -> dict[str, int]:

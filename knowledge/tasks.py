@@ -16,6 +16,7 @@ from knowledge.queue import (
     FILL_SECOND_VECTORS,
     end_turn,
     enqueue_once_on_commit,
+    record_pace,
     started_once,
     take_turn,
 )
@@ -89,12 +90,17 @@ def fill_second_vectors_task() -> int:
         return 0  # another process is filling: its turn queues the next
     try:
         try:
+            before = progress()
+            if before is not None:  # the pace the Documents page reads (its time left)
+                record_pace(FILL_SECOND_VECTORS, before.done, before.total)
             done, more = fill_second_vectors(budget=SECOND_VECTORS_TURN)
         finally:
             end_turn(FILL_SECOND_VECTORS)
         # Checked again once the turn is over: a version ready while this run found nothing
         # left queued a run that found the turn still taken.
         left = progress()
+        if left is not None:
+            record_pace(FILL_SECOND_VECTORS, left.done, left.total)
     except (OperationalError, InterfaceError):
         logger.warning("second vectors: the database went away; the beat queues them again")
         return 0

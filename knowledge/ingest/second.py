@@ -27,6 +27,7 @@ from knowledge.models import Chunk, ChunkVector
 from knowledge.units import CUTTING, Unit, quotable, units
 
 BATCH = 8  # chunks claimed, embedded and stored together (their units in one model call)
+RECENT_UNITS = 20_000  # unit vectors a run keeps to reuse by text (half precision: 15 MB)
 UNIT_CHARS = 600  # of a unit the model reads (a long table row or list item: its start)
 
 
@@ -107,8 +108,11 @@ def fill_second_vectors(
         return 0, False
     started = time.monotonic()
     done = 0
+    recent: dict[str, np.ndarray] = {}  # this run's unit vectors by text
     while budget is None or time.monotonic() - started < budget:
-        filled = _fill_batch(embedder, batch)
+        if len(recent) > RECENT_UNITS:
+            recent.clear()
+        filled = _fill_batch(embedder, batch, recent)
         if filled is None:
             return done, False
         done += filled
@@ -117,7 +121,7 @@ def fill_second_vectors(
     return done, missing_exists(embedder.model_id)
 
 
-def _fill_batch(embedder: Embedder, size: int) -> int | None:
+def _fill_batch(embedder: Embedder, size: int, recent: dict[str, np.ndarray]) -> int | None:
     """One batch claimed, embedded and stored in one transaction; None when nothing is left
     (or every missing chunk is claimed by another run)."""
     with transaction.atomic():
@@ -130,12 +134,19 @@ def _fill_batch(embedder: Embedder, size: int) -> int | None:
         todo = [pk for pk in cut if keys[pk] not in known and cut[pk]]
         texts = [text for pk in todo for text in unit_texts(cut[pk]) if text is not None]
         # A row unit repeats rows of its table piece, a page repeats a sentence: each text is
-        # read once. A unit not read gets a zero vector (its cosine to anything is 0).
+        # read once, in this batch or in one of the run's before (``recent``: the demo's 18,716
+        # units are 17,240 texts). A unit not read gets a zero vector (its cosine to anything
+        # is 0).
         distinct = list(dict.fromkeys(texts))
-        if distinct:
-            dense = embedder.embed_documents(distinct).dense
-        else:
-            dense = np.zeros((0, embedder.dimensions), dtype=np.float32)
+        new = [t for t in distinct if t not in recent]
+        if new:
+            for text, vector in zip(new, embedder.embed_documents(new).dense, strict=True):
+                recent[text] = np.asarray(vector, dtype=np.float16)  # as stored
+        dense = (
+            np.vstack([recent[t] for t in distinct]).astype(np.float32)
+            if distinct
+            else np.zeros((0, embedder.dimensions), dtype=np.float32)
+        )
         matrix = np.vstack([dense, np.zeros((1, dense.shape[1]), dtype=np.float32)])
         row = {text: i for i, text in enumerate(distinct)}
         for pk in todo:

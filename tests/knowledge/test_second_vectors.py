@@ -322,3 +322,42 @@ def test_one_process_fills_the_second_vectors_at_a_time():
         queue.end_turn(task)
     assert queue.take_turn(task, 60) is True
     queue.end_turn(task)
+
+
+@pytest.fixture
+def no_pace():
+    from knowledge.queue import FILL_SECOND_VECTORS, _redis
+
+    _redis().delete(f"kb:pace:{FILL_SECOND_VECTORS}")
+    yield
+    _redis().delete(f"kb:pace:{FILL_SECOND_VECTORS}")
+
+
+@pytest.mark.django_db
+def test_the_documents_page_says_how_long_the_meaning_index_has_left_then_took(
+    e5, client, alice, no_pace
+):
+    from knowledge.queue import FILL_SECOND_VECTORS, _redis, record_pace
+
+    add_version(PAGE)
+    add_version(PAGE.replace("Стенд", "Второй стенд"), "second.md")
+    total = second.progress().total
+    client.force_login(alice)
+    assert (
+        "left at the pace"
+        not in client.get("/documents/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    )
+    # A run that started ten minutes ago and has made all but one of them.
+    record_pace(FILL_SECOND_VECTORS, 0, total)
+    key = f"kb:pace:{FILL_SECOND_VECTORS}"
+    _redis().hset(key, mapping={"started": float(_redis().hget(key, "started")) - 600})
+    second.fill_second_vectors(e5)
+    ChunkVector.objects.filter(pk=ChunkVector.objects.order_by("pk").last().pk).delete()
+    record_pace(FILL_SECOND_VECTORS, total - 1, total)
+    minutes = max(1, round(600 / (total - 1) / 60))
+    page = client.get("/documents/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert f"About {minutes} minute" in page and "left at the pace so far." in page
+    second.fill_second_vectors(e5)
+    record_pace(FILL_SECOND_VECTORS, total, total)  # the run ends
+    page = client.get("/documents/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Meaning index complete: the last passages took 10 minutes." in page
