@@ -191,7 +191,7 @@ def main() -> None:
         meaning = weights().fusion.meaning_weight or 0.1
         print(
             line(
-                f"hybrid calibrated + e5 {meaning:.2f}",
+                f"hybrid calibrated + e5 {meaning:.2f} (an answer's)",
                 evaluate(
                     questions,
                     sources[lang],
@@ -199,6 +199,7 @@ def main() -> None:
                     None,
                     fusion=Fusion(method="calibrated", meaning_weight=meaning),
                     lists=("dense", "lexical"),
+                    answer=True,
                 ),
             )
         )
