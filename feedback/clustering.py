@@ -1,5 +1,5 @@
 """Grouping refused questions into topics (content gaps), offline: no Django, numpy only.
-(The lemmas come from ``knowledge.question.nlp``, pymorphy3, which needs no database.)
+(The lemmas come from ``knowledge.text.nlp``, pymorphy3, which needs no database.)
 
 Average-linkage agglomerative clustering on cosine similarity of the questions' embeddings,
 merging the two closest groups while they are at least ``threshold`` similar. Each topic is
@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from knowledge.question.nlp import lemma
-from knowledge.question.words import is_stop
+from knowledge.text.nlp import lemma
+from knowledge.text.words import is_stop
 
 DEFAULT_THRESHOLD = 0.5
 _WORD = re.compile(r"[^\W\d_]{3,}")

@@ -24,7 +24,7 @@ from typing import Any
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from knowledge.question.matching import ABBREVIATIONS
+from knowledge.text.matching import ABBREVIATIONS
 
 
 class Role(models.TextChoices):

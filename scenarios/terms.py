@@ -24,8 +24,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from knowledge.question import nlp, read
-from knowledge.question.words import is_stop
+from knowledge.question import read
+from knowledge.text import nlp
+from knowledge.text.words import is_stop
 from scenarios.abbreviations import Abbreviation
 
 ADJECTIVE_WEIGHT = 1.0

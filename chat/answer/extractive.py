@@ -24,10 +24,10 @@ from dataclasses import dataclass, replace
 
 from chat.answer import wording
 from knowledge.question import Question, read
-from knowledge.question.named import PLACEHOLDER
 from knowledge.question.values import checkable, holds_value
 from knowledge.retrieval.fusion import meaning_score
 from knowledge.tables import markdown_cells
+from knowledge.text.named import PLACEHOLDER
 from knowledge.units import Unit, is_link_only, quotable, units
 
 QUOTED = 3  # passages quoted

@@ -12,9 +12,10 @@ from chat.answer.prompts import PROFILE_BLOCK, SOURCE_ENTRY, SOURCES_BLOCK, SYST
 from chat.answer.wording import language_of
 from knowledge.ingest.second import stored_vectors
 from knowledge.models import Chunk
-from knowledge.question import matching, read
+from knowledge.question import read
 from knowledge.retrieval.expand import expand
 from knowledge.retrieval.types import SearchResult
+from knowledge.text import matching
 
 
 @dataclass
@@ -80,7 +81,7 @@ def sheet_location(chunk: Chunk, language: str) -> str:
 def _items(hits, question: str) -> dict[int, Chunk]:
     """Checklist table piece id -> the one item (row unit) it is cited as, for the pieces a
     question points at one row of: the row sharing more of the question's words (lemmas,
-    ``knowledge.question.matching``) than any other row, or, when no row shares any, the row
+    ``knowledge.text.matching``) than any other row, or, when no row shares any, the row
     unit whose meaning found the piece. A question about the whole section (its words in every
     row alike) is cited as the piece."""
     pieces = {

@@ -42,12 +42,13 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-from knowledge.question import Question, matching, nlp
+from knowledge.question import Question
 from knowledge.question.focus import asking_sentence, is_measure
-from knowledge.question.language import has_cyrillic
-from knowledge.question.named import PLACEHOLDER
 from knowledge.question.values import checkable, holds_value
 from knowledge.retrieval.weights import weights
+from knowledge.text import matching, nlp
+from knowledge.text.language import has_cyrillic
+from knowledge.text.named import PLACEHOLDER
 
 # A word of the question is found in a passage when a lemma there is this close to it in the
 # navec vectors (cosine): "недостаток" for "минус", "длительность" for "продолжительность".

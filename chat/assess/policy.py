@@ -19,10 +19,11 @@ import numpy as np
 from chat.answer.citations import cited_numbers
 from chat.answer.prompts import CLASSIFY_SYSTEM, REFORMULATE_SYSTEM
 from knowledge.models import Chunk
-from knowledge.question import Question, nlp
-from knowledge.question.named import is_identifier, latin_names
+from knowledge.question import Question
 from knowledge.retrieval.types import Candidate, SearchResult
 from knowledge.retrieval.weights import weights
+from knowledge.text import nlp
+from knowledge.text.named import is_identifier, latin_names
 from portal.llm import LLM, LlmUnavailable
 
 _REFUSAL = re.compile(

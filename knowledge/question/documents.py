@@ -5,7 +5,7 @@ A document is known by its title, its path and the opening of its current versio
 page or introduction says "Программа и методика испытаний", "Code of Conduct"). GOST document
 types are often named by abbreviation: "ПМИ" in a file name and "программа и методика
 испытаний" in a question are the same name. Words are compared by their name stem
-(``knowledge.question.matching.name_stems``), weighted by how few candidate documents share
+(``knowledge.text.matching.name_stems``), weighted by how few candidate documents share
 them.
 """
 
@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from knowledge.question.matching import ABBREVIATIONS, NAME_WORD, name_stems
+from knowledge.text.matching import ABBREVIATIONS, NAME_WORD, name_stems
 
 
 @dataclass

@@ -13,8 +13,8 @@ from datetime import date
 
 from knowledge.question import Question, read
 from knowledge.question.mentions import read_dates
-from knowledge.question.words import LIST_WORDS, is_stop
 from knowledge.retrieval.types import Filters
+from knowledge.text.words import LIST_WORDS, is_stop
 
 __all__ = ["Routed", "read_dates", "route"]
 

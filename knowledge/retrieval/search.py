@@ -22,7 +22,6 @@ from knowledge.embedding import (
 from knowledge.models import Chunk, Source
 from knowledge.querysets import sees_everything
 from knowledge.question import Question, read
-from knowledge.question.words import LIST_WORDS, is_stop
 from knowledge.retrieval import fusion
 from knowledge.retrieval import sql as q
 from knowledge.retrieval.ranking import Probe, rank_candidates
@@ -32,6 +31,7 @@ from knowledge.retrieval.types import Candidate, Filters, Place, SearchOptions, 
 from knowledge.retrieval.versions import resolve_document_filter, resolve_version_filter
 from knowledge.retrieval.weights import Hits, Weights, weights
 from knowledge.synonyms import expansions
+from knowledge.text.words import LIST_WORDS, is_stop
 
 __all__ = ["SearchOptions", "search"]
 

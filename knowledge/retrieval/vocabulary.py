@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from knowledge.question import nlp
 from knowledge.retrieval import sql as q
+from knowledge.text import nlp
 
 
 def chunk_frequencies(

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import re
 
-from knowledge.question import nlp
-from knowledge.question.nlp import lemma
+from knowledge.text import nlp
+from knowledge.text.nlp import lemma
 
 WORD = re.compile(r"[^\W\d_][\w-]*", re.UNICODE)  # a word for meaning: letters, then - or \w
 NAME_WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)  # a word of a name: letters, or digits

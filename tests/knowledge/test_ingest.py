@@ -290,7 +290,7 @@ def test_reindex_and_new_versions_keep_the_bm25_statistics_exact(db, tmp_path):
 
 
 def test_stored_full_text_column_is_computed_from_the_chunk_itself(db):
-    from knowledge.identifiers import lexical_text
+    from knowledge.text.identifiers import lexical_text
 
     version = pmi_version()
     rows = version.chunks.values_list("pk", "language", "heading_path", "document__title", "text")

@@ -14,7 +14,7 @@ from pathlib import Path
 import docx
 import pytest
 
-from knowledge.question import nlp
+from knowledge.text import nlp
 from tests.knowledge.question.phrases import WORD, Runs, fitted_runs, normal
 
 REPO = Path(__file__).resolve().parents[2]

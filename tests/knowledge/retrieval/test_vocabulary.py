@@ -5,8 +5,8 @@ from __future__ import annotations
 from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.registration import register_file
 from knowledge.models import Source
-from knowledge.question import nlp
 from knowledge.retrieval.vocabulary import chunk_frequencies, common_names
+from knowledge.text import nlp
 
 TEXT = "Полная копия базы данных хранится 35 дней; копии журналов хранятся семь дней."
 
