@@ -43,6 +43,7 @@ ALLOWED_IN_FUNCTIONS = [
     ("knowledge.retrieval.rerank", "sentence_transformers", "optional heavy backend (models)"),
     ("knowledge.parsing.ocr", "pytesseract", "the OCR backend, heavy: only when scans come"),
     ("knowledge.parsing.ocr", "pytesseract", "the OCR backend's reading of a page (same)"),
+    ("knowledge.parsing.base", "resource", "Unix only: the parse's memory bound, on Linux workers"),
     ("knowledge.parsing.registry", "knowledge.parsing.pdf", "PyMuPDF: heavy, only for a PDF"),
     ("knowledge.parsing.registry", "knowledge.parsing.image", "PyMuPDF and Tesseract, heavy"),
     ("knowledge.parsing.registry", "knowledge.parsing.xlsx", "openpyxl: heavy, only for a sheet"),
