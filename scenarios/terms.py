@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from knowledge.question import read
-from knowledge.text import nlp
+from knowledge.text import matching
 from knowledge.text.words import is_stop
 from scenarios.abbreviations import Abbreviation
 
@@ -63,7 +63,7 @@ def _parts(lemma: str) -> list[str]:
     found = []
     for part in _PARTS.split(lemma):
         if len(part) > 1 and any(ch.isalpha() for ch in part):
-            word = nlp.lemma(part)
+            word = matching.lemma(part)
             if not is_stop(word):
                 found.append(word)
     return found

@@ -306,8 +306,8 @@ def _present(thing: str, text: str) -> bool:
     words = matching.WORD.findall(thing)
     if not words or any(len(w) < 4 for w in words):
         return False
-    lemmas = {nlp.lemma(w) for w in matching.WORD.findall(text)}
-    return all(nlp.lemma(w) in lemmas for w in words)
+    lemmas = {matching.lemma(w) for w in matching.WORD.findall(text)}
+    return all(matching.lemma(w) in lemmas for w in words)
 
 
 def _asking_sentence(question: Question) -> str:

@@ -22,7 +22,7 @@ from knowledge.models import Chunk
 from knowledge.question import Question
 from knowledge.retrieval.types import Candidate, SearchResult
 from knowledge.retrieval.weights import weights
-from knowledge.text import nlp
+from knowledge.text import matching
 from knowledge.text.named import is_identifier, latin_names
 from portal.llm import LLM, LlmUnavailable
 
@@ -180,7 +180,7 @@ def _one_meaning(question: Question, leaders: list) -> bool:
 
 
 def _title_words(title: str) -> set[str]:
-    return {nlp.lemma(w) for w in re.findall(r"[^\W\d_]{4,}", title)}
+    return {matching.lemma(w) for w in re.findall(r"[^\W\d_]{4,}", title)}
 
 
 def reformulation_tiles(question: str, result: SearchResult, llm: LLM | None) -> list[Tile]:

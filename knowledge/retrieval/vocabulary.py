@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from knowledge.retrieval import sql as q
-from knowledge.text import nlp
+from knowledge.text import matching
 
 
 def chunk_frequencies(
@@ -18,7 +18,11 @@ def chunk_frequencies(
     words = [w for w in dict.fromkeys(words) if w.strip()]
     variants = {
         w: sorted(
-            {x for found in q.query_terms(" ".join(nlp.forms(w)), q.LANGUAGES)[1] for x in found}
+            {
+                x
+                for found in q.query_terms(" ".join(matching.forms(w)), q.LANGUAGES)[1]
+                for x in found
+            }
         )
         for w in words
     }

@@ -14,6 +14,8 @@ import pytest
 
 from knowledge.demo import DEMO_SOURCES
 from knowledge.question import read
+from knowledge.question.refs import month_number
+from knowledge.question.version_words import ORDINALS
 from knowledge.text.matching import ABBREVIATIONS
 from tests.knowledge.question.phrases import (
     REGEX_LIKE,
@@ -21,11 +23,13 @@ from tests.knowledge.question.phrases import (
     Runs,
     _string_literals,
     _variants,
+    corpus_forms,
     figures,
     fitted_runs,
     normal,
     runs_of,
     same_day,
+    unheld,
 )
 
 REPO = Path(__file__).resolve().parents[3]
@@ -218,60 +222,27 @@ def test_no_commit_id_or_date_of_an_evaluation_question_stands_in_the_product():
 CORPUS = REPO.parent / "shared" / "corpus"
 # Words of the grammar of asking that a question may use and no document does: month names
 # (dates: knowledge.question.refs), a person asked by name ("как зовут"), the GOST document
-# types' colloquial names (matching.ABBREVIATIONS). Each is a class with a source, not a
-# question's word.
-GRAMMAR_LEMMAS = {"звать", *ABBREVIATIONS}
-
-
-def _corpus_forms() -> set[str]:
-    """Every word form of the demo corpus's text documents (Markdown, text, CSV) and of its
-    DOCX paragraphs and tables, casefolded."""
-    from docx import Document
-
-    forms: set[str] = set()
-    for path in CORPUS.rglob("*"):
-        if path.suffix in (".md", ".txt", ".csv"):
-            text = path.read_text(encoding="utf-8", errors="ignore")
-        elif path.suffix == ".docx":
-            document = Document(str(path))
-            cells = [c.text for t in document.tables for row in t.rows for c in row.cells]
-            text = "\n".join([*(p.text for p in document.paragraphs), *cells])
-        else:
-            continue
-        forms.update(normal(w) for w in WORD.findall(text))
-    return forms
-
-
-def _lexeme(word: str) -> set[str]:
-    """Every form of the word's most likely lexeme (pymorphy3), casefolded, ё as е."""
-    from knowledge.text.nlp import tools
-
-    parses = tools().analyzer.parse(word)
-    if not parses:
-        return {word}
-    return {normal(form.word) for form in parses[0].lexeme} | {word}
+# types' colloquial names (matching.ABBREVIATIONS), the ordinals of the version grammar
+# (version_words.ORDINALS: "восьмая версия"). Each is a class with a source, not a question's
+# word.
+GRAMMAR_LEMMAS = {"звать", *ABBREVIATIONS, *ORDINALS}
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not beside the checkout")
 @pytest.mark.skipif(not EVAL.is_dir(), reason="../shared/eval is not beside the checkout")
 def test_no_word_of_an_evaluation_question_that_no_document_uses_stands_in_the_product():
     """A Russian word of four letters or more that an evaluation question uses and no document
-    of the corpus does, in any of its forms, came from the question: none stands in the
-    product's code, comments or regular expressions (the grammar's classes aside)."""
-    from knowledge.question.refs import month_number
-
+    of the corpus does, in any of its forms (``phrases.unheld``), came from the question: none
+    stands in the product's code, comments or regular expressions (the grammar's classes
+    aside)."""
     kb = [q["question"] for n in ("kb_dev_ru", "kb_dev2_ru") for q in _lines(n, "questions.jsonl")]
     kb += [case["description"] for case in _lines("scenarios_ru", "cases.jsonl")]
-    forms = _corpus_forms()
     asked = {normal(w) for text in kb for w in WORD.findall(text)}
+    russian = [w for w in asked if len(w) >= 4 and re.search("[а-я]", w) and not month_number(w)]
     foreign: set[str] = set()
-    for word in asked:
-        if len(word) < 4 or not re.search("[а-я]", word) or word in forms:
-            continue
-        lexeme = _lexeme(word)
-        if lexeme & forms or lexeme & GRAMMAR_LEMMAS or month_number(word):
-            continue
-        foreign |= lexeme
+    for lexeme in unheld(russian, corpus_forms(CORPUS)).values():
+        if not lexeme & GRAMMAR_LEMMAS:
+            foreign |= lexeme
     found = []
     for path in _modules() + list(TEXT.rglob("*.py")):
         source = path.read_text()
