@@ -125,7 +125,7 @@ def measure_kb(quick: bool) -> None:
     from chat.answer.prompting import build_sources
     from chat.assess.evidence import MEANING_SOURCES, closest
     from knowledge.question import read
-    from knowledge.retrieval.search import search
+    from knowledge.retrieval.hybrid import search
     from knowledge.retrieval.types import SearchOptions
 
     build_knowledge_base()

@@ -47,7 +47,7 @@ def capture() -> list[dict]:
     from chat.answer.prompting import build_sources
     from chat.assess.evidence import assess
     from knowledge.question import read
-    from knowledge.retrieval.search import SearchOptions, search
+    from knowledge.retrieval.hybrid import SearchOptions, search
 
     documents, _ = gold_keys()
     rows = []

@@ -22,7 +22,7 @@ from knowledge.ingest.registration import register_file
 from knowledge.models import Chunk, CorpusStat, Document, DocumentVersion, Source, TermStat
 from knowledge.parsing.base import ParsedDocument
 from knowledge.parsing.registry import parse_document
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.hybrid import SearchOptions, search
 from knowledge.retrieval.types import Filters
 from knowledge.retrieval.weights import Hits
 from tests.knowledge.conftest import PMI, ingest

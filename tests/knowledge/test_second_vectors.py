@@ -14,7 +14,7 @@ from knowledge.ingest import second
 from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.registration import register_file
 from knowledge.models import Chunk, ChunkVector, Source
-from knowledge.retrieval.search import search
+from knowledge.retrieval.hybrid import search
 from knowledge.retrieval.types import SearchOptions
 from knowledge.units import CUTTING, units
 
