@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from chat.answer import wording
 from knowledge.question import Question, read
 from knowledge.question.values import checkable, holds_value
-from knowledge.retrieval.fusion import meaning_score
+from knowledge.retrieval import meaning_score
 from knowledge.tables import markdown_cells
 from knowledge.text.named import PLACEHOLDER
 from knowledge.units import Unit, is_link_only, quotable, units

@@ -13,8 +13,7 @@ from chat.answer.wording import language_of
 from knowledge.ingest.second import stored_vectors
 from knowledge.models import Chunk
 from knowledge.question import read
-from knowledge.retrieval.expand import expand
-from knowledge.retrieval.types import SearchResult
+from knowledge.retrieval import SearchResult, expand
 from knowledge.text import matching
 
 

@@ -20,7 +20,7 @@ from chat.answer.citations import cited_numbers
 from chat.answer.prompts import CLASSIFY_SYSTEM, REFORMULATE_SYSTEM
 from knowledge.models import Chunk
 from knowledge.question import Question
-from knowledge.retrieval.types import Candidate, SearchResult
+from knowledge.retrieval import Candidate, SearchResult
 from knowledge.retrieval.weights import weights
 from knowledge.text import matching
 from knowledge.text.named import is_identifier, latin_names

@@ -32,9 +32,8 @@ from chat.pipeline.turn import Final, Turn
 from chat.pipeline.versions import detect as detect_version_question
 from knowledge.embedding import get_embedder
 from knowledge.question import read
-from knowledge.retrieval.search import search as search_documents
-from knowledge.retrieval.sql import unknown_words
-from knowledge.retrieval.types import Filters, SearchOptions
+from knowledge.retrieval import Filters, SearchOptions, unknown_words
+from knowledge.retrieval import search as search_documents
 
 Step = Generator[Event, None, Final | None]
 
