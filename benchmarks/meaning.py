@@ -145,11 +145,12 @@ def measure_kb(quick: bool) -> None:
     found: dict[str, list[float]] = {}
     refused_by_search: dict[str, int] = {}
     for group, question in asked:
-        result = search(question, reading=read(question), options=SearchOptions(answer=True))
+        reading = read(question)
+        result = search(question, reading=reading, options=SearchOptions(answer=True))
         if not result.hits:
             refused_by_search[group] = refused_by_search.get(group, 0) + 1
             continue
-        best = closest(build_sources(result, question=question)[:MEANING_SOURCES])
+        best = closest(build_sources(result, reading=reading)[:MEANING_SOURCES])
         if best is not None:
             found.setdefault(group, []).append(best)
     print("\ndemo knowledge base: the best unit of the sources the answer check reads")

@@ -1,10 +1,11 @@
-"""Which document a question names, among documents: the finder the version answers and the
-search share (the names it reads from the database, the reading's names it is given)."""
+"""Which document a question names, among documents: the one finder the version answers and the
+search share. It is given how the question names documents (the reading's ``DocumentNames``:
+``knowledge.question.documents``, which also says which candidate fits), and reads the
+documents' names from the database: titles, paths, aliases, the openings of current versions."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections import OrderedDict
 from threading import Lock
 
@@ -14,19 +15,18 @@ from django.db.models.functions import Concat, Lower
 
 from knowledge.models import Document
 from knowledge.question import documents as naming
-from knowledge.question import read
 
 OPENING_BLOCKS = 30
 OPENING_CHARS = 4000
 
 
 def find_document(
-    question: str, documents: QuerySet[Document], *, outright: bool = False
+    names: naming.DocumentNames, documents: QuerySet[Document], *, outright: bool = False
 ) -> Document | None:
-    """The one document the question names among ``documents`` (the live ones of them); None
+    """The one document a question names among ``documents`` (the live ones of them); None
     when none fits clearly (or two fit equally well). Both ways start from an alias staff gave
     a document (used as a word of the question) and from how the reading found the question
-    names documents (``Question.documents``).
+    names documents (``names``: ``Question.documents``, read once per turn).
 
     A question about versions needs a document: the best fit of the question's words to each
     document's title, path and the opening of its current version (a title page or an
@@ -36,16 +36,15 @@ def find_document(
     an alias or a type abbreviation ("по ТЗ", "в ПЗ", "по техзаданию"), the best by its title
     among those of that type; a question that only talks about a topic names none.
     """
-    names = read(question).documents
     documents = documents.live()
     if outright:
-        return _named_outright(question, names, documents)
+        return _named_outright(names, documents)
     rows = list(
         documents.filter(Q(current_version__isnull=False) | Q(versions__isnull=False))
         .distinct()
         .values("pk", "title", "path", "aliases", "current_version_id", "current_version__ready_at")
     )
-    aliased = _aliased(question, rows)
+    aliased = naming.aliased(names, [(r["pk"], r["aliases"]) for r in rows])
     if aliased is not None:
         return Document.objects.filter(pk=aliased).first()
     key = naming.best_candidate(names, _name_candidates(rows))
@@ -90,12 +89,10 @@ def _name_candidates(rows: list[dict]) -> list[naming.Candidate]:
     return [known[key] for key in keys]
 
 
-def _named_outright(
-    question: str, names: naming.DocumentNames, documents: QuerySet[Document]
-) -> Document | None:
+def _named_outright(names: naming.DocumentNames, documents: QuerySet[Document]) -> Document | None:
     """``find_document`` of a document named outright (see there)."""
-    rows = list(documents.exclude(aliases="").values("pk", "aliases"))
-    aliased = _aliased(question, rows)
+    rows = documents.exclude(aliases="").values_list("pk", "aliases")
+    aliased = naming.aliased(names, rows)
     if aliased is not None:
         return Document.objects.filter(pk=aliased).first()
     if not names.outright:
@@ -123,17 +120,6 @@ def _named_outright(
         return Document.objects.filter(pk=named[0].key).first()
     key = naming.best_candidate(names, named) if named else None
     return Document.objects.filter(pk=key).first() if key is not None else None
-
-
-def _aliased(question: str, rows: list[dict]) -> int | None:
-    """The one document whose staff-given alias the question uses as a word."""
-    hits = {
-        r["pk"]
-        for r in rows
-        for alias in (a.strip() for a in (r.get("aliases") or "").split(","))
-        if alias and re.search(rf"(?<!\w){re.escape(alias)}(?!\w)", question, re.IGNORECASE)
-    }
-    return hits.pop() if len(hits) == 1 else None
 
 
 def _openings(version_ids: list[int]) -> dict[int, str]:
