@@ -1,193 +1,20 @@
-"""Sources, documents, versions and chunks: the knowledge base.
-
-Source -> Document (stable identity: a path or external id inside the source) -> DocumentVersion
-(the bytes of one upload, deduplicated by sha256, with status and progress) -> Chunk (a piece
-of the parsed text with its heading path, section number, block type and vectors). Only the
-newest ready version of each document is searched (``Chunk.searchable``) unless a question or
-filter names another version.
-"""
+"""Documents and their versions: a document's stable identity inside its source (a path or an
+external id), the versions of it (the bytes of one upload, deduplicated by sha256, with status
+and progress), the change summaries between two of them and the log of staff actions on them,
+and the synonyms read from documents."""
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
-
 from django.conf import settings
-from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
-from django.core.exceptions import ValidationError
-from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
-from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
-from pgvector.django import SparseVectorField, VectorField
 
-from knowledge.querysets import ChunkQuerySet, DocumentQuerySet, SourceQuerySet, VersionQuerySet
+from knowledge.models.sources import Source
+from knowledge.querysets import DocumentQuerySet, VersionQuerySet
 from knowledge.roles import Role
 from knowledge.synonyms import key, normalise
-
-
-def redact_url(url: str) -> str:
-    """The URL without a password or token in it: safe to show, log and store in errors."""
-    parts = urlsplit(url)
-    if not parts.netloc or "@" not in parts.netloc:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=f"***@{host}"))
-
-
-class Source(models.Model):
-    class Kind(models.TextChoices):
-        WIKI = "wiki", _("Wiki")
-        SPECS = "specs", _("Specifications")
-        CHECKLISTS = "checklists", _("Checklists")
-        TRACKER = "tracker", _("Tracker")
-        UPLOADS = "uploads", _("Uploads")
-        FOLDER = "folder", _("Drop folder")
-
-    class Connector(models.TextChoices):
-        NONE = "", _("None (uploads, the command line)")
-        GIT = "git", _("Git repository")
-        FOLDER = "folder", _("Folder on the server")
-        TRACKER = "tracker", _("Issue tracker")
-
-    class SyncStatus(models.TextChoices):
-        NEVER = "", _("Never synced")
-        QUEUED = "queued", _("Queued")
-        RUNNING = "running", _("Syncing")
-        OK = "ok", _("Synced")
-        FAILED = "failed", _("Failed")
-
-    SYNC_ACTIVE = (SyncStatus.QUEUED, SyncStatus.RUNNING)
-
-    name = models.CharField(max_length=200, unique=True)
-    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.UPLOADS)
-    description = models.TextField(blank=True)
-    base_url = models.CharField(
-        max_length=500, blank=True, help_text=_("A page's link is this URL joined with its path.")
-    )
-    root_path = models.CharField(
-        max_length=1000, blank=True, help_text=_("Folder this source was loaded or synced from.")
-    )
-    priority = models.PositiveSmallIntegerField(
-        default=1,
-        help_text=_("Cascade tier: tier 1 is searched first, the next only if it finds nothing."),
-    )
-    prefer_fresh = models.BooleanField(
-        default=False, help_text=_("Break score ties in favour of the newer document.")
-    )
-    mcp_listed = models.BooleanField(
-        default=True,
-        help_text=_("Coding agents (MCP) get an ask_<tool> tool that answers from this source."),
-    )
-    mcp_tool = models.CharField(
-        max_length=40,
-        blank=True,
-        help_text=_(
-            "The tool's name after ask_ (e.g. wiki, checklists, tracker); sources with the "
-            "same name share one tool. Empty: the source's kind."
-        ),
-    )
-    role = models.CharField(
-        max_length=20,
-        choices=Role.choices,
-        blank=True,
-        help_text=_(
-            "What its documents are for testing (requirements, tests, wiki...); empty: read "
-            "from each document."
-        ),
-    )
-    is_public = models.BooleanField(default=True, help_text=_("Every signed-in user may read it."))
-    restricted = models.BooleanField(
-        default=False,
-        help_text=_(
-            "Only its named readers and groups may read it: staff included, superusers not."
-        ),
-    )
-    readers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="+")
-    reader_groups = models.ManyToManyField("auth.Group", blank=True, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    # --- sync (knowledge.sources): where the documents come from, how the last sync went ---
-    # The connector is how documents arrive; ``kind`` stays what they are (a wiki kept in git
-    # is still a wiki, and the cascade and the MCP tools speak of wikis, not of git).
-    connector = models.CharField(
-        max_length=20,
-        choices=Connector.choices,
-        blank=True,
-        help_text=_("How documents arrive; empty: uploads and the command line only."),
-    )
-    sync_url = models.CharField(
-        max_length=1000,
-        blank=True,
-        help_text=_("Git: any URL git can fetch, or a local path. Folder: the folder's path."),
-    )
-    branch = models.CharField(
-        max_length=200, blank=True, help_text=_("Empty: the repository's default branch.")
-    )
-    subpath = models.CharField(
-        max_length=500,
-        blank=True,
-        help_text=_("Only files under this folder; document paths are relative to it."),
-    )
-    history_depth = models.PositiveSmallIntegerField(
-        default=1,
-        validators=[MinValueValidator(1), MaxValueValidator(100)],
-        help_text=_("The last N commits of each page become its versions (1: its current text)."),
-    )
-    sync_interval_minutes = models.PositiveIntegerField(
-        default=15, help_text=_("The scheduler syncs it this often; 0: only on demand.")
-    )
-    sync_requested_at = models.DateTimeField(null=True, blank=True, editable=False)
-    last_synced_at = models.DateTimeField(null=True, blank=True, editable=False)
-    last_sync_status = models.CharField(
-        max_length=20, choices=SyncStatus.choices, blank=True, editable=False
-    )
-    last_sync_result = models.CharField(max_length=500, blank=True, editable=False)
-    last_sync_error = models.TextField(blank=True, editable=False)
-    sync_cursor = models.CharField(
-        max_length=200,
-        blank=True,
-        editable=False,
-        help_text=_("Where the next sync starts: the last commit synced (git)."),
-    )
-
-    objects = SourceQuerySet.as_manager()
-
-    class Meta:
-        verbose_name = _("source")
-        verbose_name_plural = _("sources")
-        ordering = ["priority", "name"]
-
-    def __str__(self) -> str:
-        return self.name
-
-    def clean(self) -> None:
-        # A name that reads like another source's ("Secret\u00a0A", "Ѕecret A" beside
-        # "Secret A") would pass its documents off as that source's: which one stays unsaid.
-        others = Source.objects.exclude(pk=self.pk) if self.pk else Source.objects.all()
-        other = others.named_like(self.name) if self.name.strip() else None
-        if other is not None and other.name != self.name:
-            raise ValidationError(
-                {
-                    "name": _(
-                        "Another source's name looks the same; choose one that reads differently."
-                    )
-                }
-            )
-
-    def audit_sources(self) -> list[int]:
-        """The sources an audit event about this row is about (``portal.admin_audit``)."""
-        return [self.pk]
-
-    @property
-    def is_syncing(self) -> bool:
-        return self.last_sync_status in self.SYNC_ACTIVE
-
-    @property
-    def display_url(self) -> str:
-        """Where it syncs from, without a password or token."""
-        return redact_url(self.sync_url)
 
 
 class Document(models.Model):
@@ -264,57 +91,6 @@ class Document(models.Model):
     @property
     def alias_list(self) -> list[str]:
         return [a.strip() for a in self.aliases.split(",") if a.strip()]
-
-
-class DocumentTerm(models.Model):
-    """How often a lexeme occurs in a document's searchable text: the inverted index of
-    document-level BM25 (``knowledge.retrieval.documents``), kept by ``store``."""
-
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
-    lexeme = models.TextField()
-    tf = models.PositiveIntegerField()
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["lexeme", "document"], name="documentterm_unique")
-        ]
-        indexes = [models.Index(fields=["document"], name="documentterm_document")]
-
-    def __str__(self) -> str:
-        return f"{self.lexeme} x{self.tf}"
-
-
-class DocumentTermStat(models.Model):
-    """How many of one source's searchable documents hold a lexeme: the document frequency of
-    document-level BM25, kept with ``knowledge_documentterm`` (``knowledge.documentstats``) so
-    that a search reads it in one index lookup instead of counting documents. Per source, like
-    ``TermStat``: a search sums the sources its user may read only."""
-
-    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="+")
-    lexeme = models.TextField()
-    df = models.IntegerField(default=0)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["lexeme", "source"], name="documenttermstat_unique")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.lexeme}: {self.df}"
-
-
-class DocumentCorpusStat(models.Model):
-    """One source's searchable documents (those with a full-text vector): their number and
-    summed length (document-level BM25's N and avgdl)."""
-
-    source = models.OneToOneField(
-        Source, on_delete=models.CASCADE, primary_key=True, related_name="+"
-    )
-    documents = models.BigIntegerField(default=0)
-    total_length = models.BigIntegerField(default=0)
-
-    def __str__(self) -> str:
-        return f"{self.documents} documents"
 
 
 class DocumentVersion(models.Model):
@@ -407,129 +183,6 @@ class DocumentVersion(models.Model):
         ]
 
 
-class Chunk(models.Model):
-    class BlockType(models.TextChoices):
-        TEXT = "text", _("Text")
-        TABLE = "table", _("Table")
-        TEST_CASE = "test_case", _("Test case")
-        LIST = "list", _("List")
-        CODE = "code", _("Code")
-        ROW = "row", _("Table rows (searched for their table)")
-
-    version = models.ForeignKey(DocumentVersion, on_delete=models.CASCADE, related_name="chunks")
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
-    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="+")
-    position = models.PositiveIntegerField()
-    text = models.TextField()
-    heading_path = ArrayField(models.CharField(max_length=500), default=list, blank=True)
-    section = models.CharField(max_length=50, blank=True)
-    sections = ArrayField(models.CharField(max_length=50), default=list, blank=True)
-    block_type = models.CharField(max_length=20, choices=BlockType.choices, default=BlockType.TEXT)
-    block_start = models.PositiveIntegerField(default=0)
-    block_end = models.PositiveIntegerField(default=0)
-    page = models.PositiveIntegerField(null=True, blank=True)
-    sheet = models.CharField(max_length=200, blank=True)
-    row_start = models.PositiveIntegerField(null=True, blank=True)
-    row_end = models.PositiveIntegerField(null=True, blank=True)
-    meta = models.JSONField(default=dict, blank=True)
-    token_count = models.PositiveIntegerField(default=0)
-    language = models.CharField(max_length=20, default="simple")
-    # No fixed dimension: each embedding model gets its own partial HNSW index on an
-    # expression cast to its dimension (see knowledge.vector_index).
-    embedding = VectorField(null=True, blank=True)
-    sparse = SparseVectorField(null=True, blank=True)
-    embedding_model = models.CharField(max_length=200, blank=True)
-    # SHA-1 of the text the model embedded: a later version's unchanged chunk reuses the vector.
-    embed_key = models.CharField(max_length=40, blank=True)
-    search_vector = SearchVectorField(null=True, editable=False)
-    lexeme_count = models.PositiveIntegerField(default=0)  # BM25 length: lexemes in search_vector
-    searchable = models.BooleanField(default=False)
-
-    objects = ChunkQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["version", "position"]
-        constraints = [
-            models.UniqueConstraint(fields=["version", "position"], name="chunk_unique_position")
-        ]
-        indexes = [
-            GinIndex(fields=["search_vector"], name="chunk_search_vector"),
-            models.Index(fields=["document", "searchable"], name="chunk_document_searchable"),
-            models.Index(
-                fields=["source", "block_type"],
-                name="chunk_searchable_source",
-                condition=Q(searchable=True),
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.version} #{self.position}"
-
-    @property
-    def heading(self) -> str:
-        return " › ".join(self.heading_path)
-
-
-class ChunkVector(models.Model):
-    """A chunk's second vectors: multilingual-e5-small's reading of each of its units (its
-    sentences, list items and table rows: ``knowledge.units``), made by a follow-up task once
-    the version is searchable on its words and first vector (``knowledge.ingest.second``).
-
-    Search reads them for its candidates (how close the chunk's best sentence is to the
-    question), the answer check for whether anything found is close enough to answer, and the
-    extractive answer for the sentence to quote. ``units_key`` says which cutting of the text
-    they belong to: vectors of another cutting are not read. They live beside the chunk, not
-    in its row: adding them later rewrites none of the chunk's indexes.
-    """
-
-    chunk = models.OneToOneField(
-        Chunk, primary_key=True, on_delete=models.CASCADE, related_name="second_vector"
-    )
-    model_id = models.CharField(max_length=200)
-    cutting = models.PositiveSmallIntegerField(default=1)  # knowledge.units.CUTTING
-    units_key = models.CharField(max_length=40)  # SHA-1 of the units' texts, in order
-    count = models.PositiveIntegerField(default=0)
-    vectors = models.BinaryField()  # float16, count x dimensions, row-major
-
-    def __str__(self) -> str:
-        return f"{self.chunk_id} ({self.model_id}, {self.count} units)"
-
-
-class TermStat(models.Model):
-    """Document frequency of a lexeme over one source's searchable chunks (BM25's IDF).
-
-    PostgreSQL's full-text ranking has no IDF; this table keeps it, updated in the same
-    transaction that makes chunks searchable or not (``knowledge.termstats``). Kept per source
-    so that a search sums the sources its user may read only: a private document's words must
-    not move anyone else's scores.
-    """
-
-    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="+")
-    lexeme = models.TextField()
-    df = models.IntegerField(default=0)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["lexeme", "source"], name="termstat_unique_lexeme")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.lexeme}: {self.df}"
-
-
-class CorpusStat(models.Model):
-    """One source's searchable chunks: their number and summed length (BM25's avgdl)."""
-
-    source = models.OneToOneField(
-        Source, primary_key=True, on_delete=models.CASCADE, related_name="+"
-    )
-    chunks = models.BigIntegerField(default=0)
-    total_length = models.BigIntegerField(default=0)
-
-    def __str__(self) -> str:
-        return f"{self.source_id}: {self.chunks} chunks"
-
-
 # --- versions: cached change summaries and the log of staff actions (knowledge.versions) ---
 
 
@@ -581,6 +234,9 @@ class VersionEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_action_display()}: {self.detail.get('label', self.version_id)}"
+
+
+# --- synonyms read from the documents or added by staff (knowledge.synonyms) ---
 
 
 class Synonym(models.Model):
