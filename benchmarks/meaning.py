@@ -125,7 +125,7 @@ def measure_kb(quick: bool) -> None:
     from chat.answer.prompting import build_sources
     from chat.assess.evidence import MEANING_SOURCES, closest
     from knowledge.question import read
-    from knowledge.retrieval.search import search
+    from knowledge.retrieval.hybrid import search
     from knowledge.retrieval.types import SearchOptions
 
     build_knowledge_base()
@@ -145,11 +145,12 @@ def measure_kb(quick: bool) -> None:
     found: dict[str, list[float]] = {}
     refused_by_search: dict[str, int] = {}
     for group, question in asked:
-        result = search(question, reading=read(question), options=SearchOptions(answer=True))
+        reading = read(question)
+        result = search(question, reading=reading, options=SearchOptions(answer=True))
         if not result.hits:
             refused_by_search[group] = refused_by_search.get(group, 0) + 1
             continue
-        best = closest(build_sources(result, question=question)[:MEANING_SOURCES])
+        best = closest(build_sources(result, reading=reading)[:MEANING_SOURCES])
         if best is not None:
             found.setdefault(group, []).append(best)
     print("\ndemo knowledge base: the best unit of the sources the answer check reads")

@@ -9,7 +9,7 @@ then the text (``text_to_embed``; a table's row unit embedded as its sentences, 
 Each system ranks chunks; a document is ranked by its best chunk; the gold documents are each
 question's ``gold_docs``.
 
-- **portal**: ``knowledge.retrieval.search.search()`` with its defaults (the configured embedder,
+- **portal**: ``knowledge.retrieval.hybrid.search()`` with its defaults (the configured embedder,
   no reranker), as ``retrieval_kb.py`` measures it; an answer's search (the question in e5's
   space, which re-orders the best candidates); beside them, for information, its fusion without
   the cap per document and the minimum score.
@@ -174,7 +174,7 @@ def portal_systems(
     documents: dict[int, str], document_ids: list[int] | None
 ) -> dict[str, Callable]:
     from knowledge.embedding import get_embedder
-    from knowledge.retrieval.search import SearchOptions, search
+    from knowledge.retrieval.hybrid import SearchOptions, search
     from knowledge.retrieval.types import Filters
     from knowledge.retrieval.weights import Hits, Retrieval
 

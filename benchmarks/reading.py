@@ -46,7 +46,8 @@ def main() -> None:
 
     before = rss_mb()
     started = time.perf_counter()
-    from knowledge.question import nlp, read
+    from knowledge.question import read
+    from knowledge.text import nlp
 
     nlp.warm_up()
     read("Прогрев: как читается вопрос?")

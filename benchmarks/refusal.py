@@ -8,7 +8,7 @@ cover (cooking, private life, the company's own VPN, salaries, today's weather .
 
 A question is answered when at least one chunk passes the minimum score (the chat then calls
 the LLM) and refused when none does (the canonical refusal, no LLM call). Every question goes
-through ``knowledge.retrieval.search.search`` exactly as the chat calls it; the best score of
+through ``knowledge.retrieval.hybrid.search`` exactly as the chat calls it; the best score of
 each is kept, so the shares for any minimum score follow without searching again. The current
 ``KB_SEARCH_MIN_SCORE`` is checked by a second pass through search() with the setting itself.
 
@@ -99,7 +99,7 @@ OUT_OF_DOMAIN_EN = [
 def best_scores(questions: list[str], embedder, gold_chunks: list[int | None] | None = None):
     """The best calibrated score of each question (minimum score off), and the score of the
     gold chunk when it is among the candidates (-1 otherwise)."""
-    from knowledge.retrieval.search import SearchOptions, search
+    from knowledge.retrieval.hybrid import SearchOptions, search
 
     options = SearchOptions(min_score=-1.0)
     best, gold = [], []
@@ -193,7 +193,7 @@ def print_distribution(name: str, values: list[float]) -> None:
 
 def verify(answerable, outside, embedder, in_best, out_best, current) -> None:
     """The real thing: search() with the setting's minimum score, as the chat calls it."""
-    from knowledge.retrieval.search import search
+    from knowledge.retrieval.hybrid import search
 
     found_in = sum(search(q, embedder=embedder).found for q in answerable)
     found_out = sum(search(q, embedder=embedder).found for q in outside)

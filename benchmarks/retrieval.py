@@ -3,7 +3,7 @@
 Passages -> documents: each XQuAD passage is written to ``<pid>.txt`` and ingested through the
 normal ingestion (registration, parse, chunk, embed, store) as one document of the source
 "XQuAD ru" or "XQuAD en"; a passage is shorter than a chunk, so one passage = one chunk. All
-1190 questions per language then go through ``knowledge.retrieval.search.search``, the function
+1190 questions per language then go through ``knowledge.retrieval.hybrid.search``, the function
 the chat uses, with the minimum score off (we measure ranking, not refusal).
 
 Prints Recall@1/5/20 and MRR for dense only, lexical only, the hybrid (calibrated fusion and
@@ -78,7 +78,7 @@ class CachedEmbedder:
 
 def evaluate(questions, source_id, embedder, reranker, **option_args) -> dict[str, float]:
     from knowledge.models import Chunk
-    from knowledge.retrieval.search import SearchOptions, search
+    from knowledge.retrieval.hybrid import SearchOptions, search
     from knowledge.retrieval.types import Filters
     from knowledge.retrieval.weights import Hits, Retrieval
 

@@ -3,7 +3,7 @@
 The knowledge base is the demo one, built as in ``benchmarks/answers.py`` (kept in
 ``var/bench-answers`` between runs with ``--reuse``). The answerable questions of
 ``../shared/eval/kb_dev_ru/questions.jsonl`` (70: paraphrases, table questions, keywords) go
-through ``knowledge.retrieval.search.search`` as the command line's staff user would ask them.
+through ``knowledge.retrieval.hybrid.search`` as the command line's staff user would ask them.
 
 Documents are counted once, in the order their first chunk appears. Printed: document
 Recall@1/@5/@20 and MRR for the dense list alone, the lexical list alone, RRF, the calibrated
@@ -38,7 +38,7 @@ def document_ranking(result, documents: dict[int, str]) -> list[str]:
 
 
 def evaluate(items, documents, embedder, options, show: bool = False) -> dict:
-    from knowledge.retrieval.search import search
+    from knowledge.retrieval.hybrid import search
 
     ranks: list[int | None] = []
     latencies: list[float] = []
@@ -74,7 +74,7 @@ def line(name: str, m: dict) -> str:
 
 
 def configurations():
-    from knowledge.retrieval.search import SearchOptions
+    from knowledge.retrieval.hybrid import SearchOptions
     from knowledge.retrieval.weights import Fusion, Hits, Retrieval
 
     wide = {

@@ -486,7 +486,7 @@ def latency(asked: list[str], warming: list[str]) -> tuple[list[float], dict[str
     """Wall time of one retrieval as the chat runs it (question embedding + search + fusion;
     rerank off, no LLM), and each stage's own time."""
     from knowledge.embedding import get_embedder
-    from knowledge.retrieval.search import SearchOptions, search
+    from knowledge.retrieval.hybrid import SearchOptions, search
 
     embedder = get_embedder()
     options = SearchOptions(rerank=False)
@@ -507,7 +507,7 @@ def prefilter_agreement(asked: list[str]) -> tuple[float, float, float]:
     """Recall@10 of the lexical list with the prefilter (KB_LEXICAL_PREFILTER) against scoring
     every candidate in full, and the median lexical ms of each."""
     from knowledge.embedding import get_embedder
-    from knowledge.retrieval.search import SearchOptions, search
+    from knowledge.retrieval.hybrid import SearchOptions, search
     from knowledge.retrieval.weights import Hits, Retrieval
 
     embedder = get_embedder()

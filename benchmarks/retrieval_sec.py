@@ -87,7 +87,7 @@ def ingest_filings() -> None:
 
 def portal_lists(questions: list[dict]) -> dict[str, tuple[float, float]]:
     from knowledge.models import Chunk
-    from knowledge.retrieval.search import SearchOptions, search
+    from knowledge.retrieval.hybrid import SearchOptions, search
     from knowledge.retrieval.weights import Hits, Retrieval
 
     wide = {

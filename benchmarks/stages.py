@@ -4,7 +4,7 @@ The demo knowledge base of ``benchmarks/answers.py`` (``var/bench-answers``, bui
 reused here; its second vectors made), a signed-in non-staff user as ``load.py``'s users are.
 Every question of ``../shared/eval/kb_dev_ru`` (``--limit N``: the first N) is asked through
 ``chat.pipeline.answer_now`` (what ``POST /api/v1/ask`` runs) and searched through
-``knowledge.retrieval.search.search`` with the API's options (what ``GET /api/v1/search`` runs),
+``knowledge.retrieval.hybrid.search`` with the API's options (what ``GET /api/v1/search`` runs),
 after a warm-up of ``--warm`` questions that are not counted.
 
 Printed, for asks and for searches:
@@ -45,11 +45,11 @@ STAGES: list[tuple[str, str, str]] = [
     ("  moderation", "chat/moderation/rules.py", "check"),
     ("  reading of the question (cache misses)", "knowledge/question/reading.py", "read"),
     ("  version step (detect)", "chat/pipeline/versions.py", "detect"),
-    ("  search()", "knowledge/retrieval/search.py", "search"),
-    ("    route + document filter", "knowledge/retrieval/search.py", "_route"),
+    ("  search()", "knowledge/retrieval/hybrid.py", "search"),
+    ("    route + document filter", "knowledge/retrieval/hybrid.py", "_route"),
     ("    synonyms", "knowledge/synonyms.py", "expansions"),
     ("    question vectors (both embedders)", "knowledge/embedding.py", "embed_query"),
-    ("    question vector in e5", "knowledge/retrieval/search.py", "_meaning_vector"),
+    ("    question vector in e5", "knowledge/retrieval/hybrid.py", "_meaning_vector"),
     ("    rank_candidates", "knowledge/retrieval/ranking.py", "rank_candidates"),
     ("      dense list", "knowledge/retrieval/ranking.py", "_dense"),
     ("      lexical list", "knowledge/retrieval/ranking.py", "_lexical"),
@@ -59,7 +59,7 @@ STAGES: list[tuple[str, str, str]] = [
     ("      second vectors read (ranking)", "knowledge/retrieval/ranking.py", "_meaning"),
     ("    units collapsed", "knowledge/retrieval/sql.py", "unit_parents"),
     ("  sources (build_sources)", "chat/answer/prompting.py", "build_sources"),
-    ("    sections expanded", "knowledge/retrieval/expand.py", "expand"),
+    ("    sections expanded", "knowledge/retrieval/expansion.py", "expand"),
     ("    checklist items", "chat/answer/prompting.py", "_items"),
     ("    second vectors read (sources)", "chat/answer/prompting.py", "unit_cosines"),
     ("    quotes under the answer", "chat/answer/extractive.py", "best_quote"),
@@ -132,7 +132,7 @@ def ask_once(question: str, user) -> None:
 
 def search_once(question: str, user) -> None:
     from knowledge.retrieval.hits import describe, result_summary
-    from knowledge.retrieval.search import SearchOptions, search
+    from knowledge.retrieval.hybrid import SearchOptions, search
     from knowledge.retrieval.weights import Hits, weights
 
     result = search(question, user=user, options=SearchOptions(hits=Hits(k=weights().hits.k)))

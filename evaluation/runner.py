@@ -28,7 +28,7 @@ from evaluation.models import EvalResult, EvalRun
 from knowledge.demo import DEMO_SOURCES
 from knowledge.embedding import get_embedder
 from knowledge.models import Document, DocumentVersion
-from knowledge.retrieval.rerank import get_reranker
+from knowledge.retrieval import get_reranker
 from knowledge.retrieval.weights import weights
 from portal.llm import get_llm
 

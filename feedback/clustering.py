@@ -1,11 +1,11 @@
 """Grouping refused questions into topics (content gaps), offline: no Django, numpy only.
-(The lemmas come from ``knowledge.question.nlp``, pymorphy3, which needs no database.)
+(The lemmas come from ``knowledge.text.matching``, pymorphy3, which needs no database.)
 
 Average-linkage agglomerative clustering on cosine similarity of the questions' embeddings,
 merging the two closest groups while they are at least ``threshold`` similar. Each topic is
 labelled by its most central question (the highest mean similarity to the rest of its group,
 weighted by how often each was asked) and its most telling words (frequent in the group, rare
-across all refused questions; words read as their lemmas, ``knowledge.question``).
+across all refused questions; words read as their lemmas, ``knowledge.text.matching``).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from knowledge.question.nlp import lemma
-from knowledge.question.words import is_stop
+from knowledge.text import matching
+from knowledge.text.words import is_stop
 
 DEFAULT_THRESHOLD = 0.5
 _WORD = re.compile(r"[^\W\d_]{3,}")
@@ -59,7 +59,7 @@ def cluster(vectors: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> list[l
 
 def words_of(text: str) -> list[str]:
     """The content words of a question as lemmas (function and question words left out)."""
-    lemmas = (lemma(w) for w in _WORD.findall(text))
+    lemmas = (matching.lemma(w) for w in _WORD.findall(text))
     return [w for w in lemmas if not is_stop(w)]
 
 

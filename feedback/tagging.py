@@ -33,7 +33,7 @@ from feedback.clustering import DEFAULT_THRESHOLD, group_questions
 from feedback.gaps import question_vectors, refused_questions
 from knowledge.embedding import EmbeddingModelMismatch, EmbeddingUnavailable
 from knowledge.models import Document
-from knowledge.question.words import SMALL_TALK
+from knowledge.text.words import SMALL_TALK
 
 logger = logging.getLogger(__name__)
 

@@ -14,9 +14,7 @@ from django.views.decorators.http import require_GET
 
 from knowledge.embedding import EmbeddingModelMismatch
 from knowledge.models import Chunk
-from knowledge.retrieval.hits import describe, explained, result_summary
-from knowledge.retrieval.search import SearchOptions, search
-from knowledge.retrieval.types import Filters
+from knowledge.retrieval import Filters, SearchOptions, describe, explained, result_summary, search
 from knowledge.retrieval.weights import Hits, weights
 from portal.api_auth import api_token_required
 from portal.throttle import over_limit

@@ -203,7 +203,7 @@ class E5Embedder:
         self._model = E5(num_threads=self.threads)
         self._threads = _openmp_threads(self._model)
         # One call of the engine at a time: a question's vector is made on a thread of its own
-        # (knowledge.retrieval.search) and the engine keeps its scratch buffers in the model.
+        # (knowledge.retrieval.hybrid) and the engine keeps its scratch buffers in the model.
         self._lock = threading.Lock()
 
     def embed_documents(self, texts: Sequence[str]) -> Embeddings:

@@ -8,7 +8,7 @@ from django.db import models
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce, NullIf
 
-from knowledge.confusables import look_alike
+from knowledge.text.confusables import look_alike
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -40,7 +40,7 @@ class SourceQuerySet(models.QuerySet):
         return self if rule is None else self.filter(rule).distinct()
 
     def named_like(self, name: str):
-        """The source whose name looks like ``name`` (``knowledge.confusables.look_alike``: the
+        """The source whose name looks like ``name`` (``knowledge.text.confusables.look_alike``: the
         same with a no-break space, an invisible character, another case, punctuation around
         its words or a look-alike letter of another script: "Ѕecret A" with a Cyrillic Ѕ,
         "Secret Α" with a Greek alpha, "Secret-A"), the oldest; None when none. Sources are

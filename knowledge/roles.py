@@ -24,7 +24,7 @@ from typing import Any
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from knowledge.question.matching import ABBREVIATIONS
+from knowledge.text.matching import ABBREVIATIONS
 
 
 class Role(models.TextChoices):
@@ -37,7 +37,7 @@ class Role(models.TextChoices):
 
 
 # Document types by the words that name them (lower case, ё as е), GOST 19/34 and their
-# English counterparts. The GOST abbreviations (knowledge.question.documents) are spelled out
+# English counterparts. The GOST abbreviations (knowledge.text.matching) are spelled out
 # before matching: "ТЗ-Шакруа" names a "техническое задание".
 TYPE_NAMES: dict[str, tuple[str, ...]] = {
     Role.REQUIREMENTS: (

@@ -13,13 +13,13 @@ from django.db.models import Prefetch, Q
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
-from knowledge.confusables import visible
 from knowledge.ingest import second
 from knowledge.ingest.registration import register_file
 from knowledge.ingest.storage import StorageFull
 from knowledge.models import Document, DocumentVersion, Source
 from knowledge.queue import FILL_SECOND_VECTORS, INGEST_VERSION, enqueue_on_commit, pace
 from knowledge.roles import Role
+from knowledge.text.confusables import visible
 from portal.params import id_param
 
 

@@ -9,7 +9,7 @@ import re
 
 from django.db import connection
 
-from knowledge.question.matching import name_stem
+from knowledge.text.matching import name_stem
 
 # Read from every chunk at every ingest, so written to fail fast, with the same matches: a
 # match never starts right after a Cyrillic letter (one starting a letter earlier would be the

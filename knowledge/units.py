@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from knowledge.question import matching
-from knowledge.question.words import POINTING_BACK
 from knowledge.tables import markdown_cells
+from knowledge.text import matching
+from knowledge.text.words import POINTING_BACK
 
 # The version of the rules below: raised whenever they cut a text (or choose what the model
 # reads of it) differently, so that the second vectors made for the old cutting are made again

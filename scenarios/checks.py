@@ -18,8 +18,7 @@ import re
 from dataclasses import dataclass, field
 
 from knowledge.models import Document, Source
-from knowledge.retrieval.search import SearchOptions, search
-from knowledge.retrieval.types import Filters
+from knowledge.retrieval import Filters, SearchOptions, search
 from knowledge.retrieval.weights import Hits
 from knowledge.roles import Role
 from scenarios import numbering, parts, units

@@ -19,8 +19,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy
 
 from knowledge.models import Document
-from knowledge.retrieval.search import SearchOptions, search
-from knowledge.retrieval.types import Filters
+from knowledge.retrieval import Filters, SearchOptions, search
 from knowledge.retrieval.weights import Hits
 from scenarios import matching, units
 from scenarios.numbering import Section

@@ -24,9 +24,7 @@ from __future__ import annotations
 from django.utils.translation import gettext as _
 
 from knowledge.models import Chunk, Document, Source
-from knowledge.retrieval.hits import chunk_url
-from knowledge.retrieval.search import SearchOptions, search
-from knowledge.retrieval.types import Filters
+from knowledge.retrieval import Filters, SearchOptions, chunk_url, search
 from knowledge.retrieval.weights import Hits
 from scenarios import checks, meaning
 from scenarios.corpus import Corpus, corpus_for

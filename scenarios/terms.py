@@ -24,8 +24,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from knowledge.question import nlp, read
-from knowledge.question.words import is_stop
+from knowledge.question import read
+from knowledge.text import matching
+from knowledge.text.words import is_stop
 from scenarios.abbreviations import Abbreviation
 
 ADJECTIVE_WEIGHT = 1.0
@@ -62,7 +63,7 @@ def _parts(lemma: str) -> list[str]:
     found = []
     for part in _PARTS.split(lemma):
         if len(part) > 1 and any(ch.isalpha() for ch in part):
-            word = nlp.lemma(part)
+            word = matching.lemma(part)
             if not is_stop(word):
                 found.append(word)
     return found

@@ -14,7 +14,7 @@ from django.db import connection
 from django.urls import reverse
 
 from knowledge.models import Chunk, Document, DocumentVersion
-from knowledge.retrieval.hits import chunk_url
+from knowledge.retrieval import chunk_url
 from knowledge.roles import opening
 from scenarios import numbering, statements
 from scenarios.numbering import Section

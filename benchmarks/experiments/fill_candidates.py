@@ -19,7 +19,7 @@ from _setup import setup, teardown  # noqa: E402
 
 
 def candidate_ids(questions: list[str]) -> list[int]:
-    from knowledge.retrieval.search import SearchOptions, search
+    from knowledge.retrieval import SearchOptions, search
     from knowledge.retrieval.weights import Hits, Retrieval
 
     wide = SearchOptions(

@@ -47,7 +47,7 @@ def capture() -> dict:
     from knowledge.embedding import get_second_embedder
     from knowledge.ingest.second import stored_vectors
     from knowledge.models import Chunk
-    from knowledge.retrieval.search import SearchOptions, search
+    from knowledge.retrieval.hybrid import SearchOptions, search
     from knowledge.retrieval.weights import Fusion, Hits, Retrieval
 
     documents, _ = gold_keys()
@@ -256,7 +256,7 @@ def capture_sec() -> dict:
     from retrieval_sec import has_figure, load_questions
 
     from knowledge.models import Chunk
-    from knowledge.retrieval.search import SearchOptions, search
+    from knowledge.retrieval.hybrid import SearchOptions, search
     from knowledge.retrieval.weights import Fusion, Hits, Retrieval
 
     wide = SearchOptions(

@@ -47,7 +47,7 @@ def capture() -> list[dict]:
     from chat.answer.prompting import build_sources
     from chat.assess.evidence import assess
     from knowledge.question import read
-    from knowledge.retrieval.search import SearchOptions, search
+    from knowledge.retrieval.hybrid import SearchOptions, search
 
     documents, _ = gold_keys()
     rows = []
@@ -59,7 +59,7 @@ def capture() -> list[dict]:
             question = item["question"]
             reading = read(question)
             result = search(question, reading=reading, options=SearchOptions(answer=True))
-            sources = build_sources(result, question=question) if result.hits else []
+            sources = build_sources(result, reading=reading) if result.hits else []
             check = assess(reading, sources, result) if sources else None
             rows.append(
                 {
@@ -90,6 +90,7 @@ def capture() -> list[dict]:
 
 def build(row: dict) -> str:
     from chat.answer.extractive import Passage, extractive_answer
+    from knowledge.question import read
 
     passages = [
         Passage(
@@ -97,7 +98,7 @@ def build(row: dict) -> str:
         )
         for p in row["passages"]
     ]
-    return extractive_answer(row["question"], passages, language="ru")
+    return extractive_answer(read(row["question"]), passages, language="ru")
 
 
 def cited(answer: str, row: dict) -> list[str]:

@@ -24,11 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from chat.answer import wording
-from knowledge.question import Question, read
-from knowledge.question.named import PLACEHOLDER
+from knowledge.question import Question
 from knowledge.question.values import checkable, holds_value
-from knowledge.retrieval.fusion import meaning_score
+from knowledge.retrieval import meaning_score
 from knowledge.tables import markdown_cells
+from knowledge.text.named import PLACEHOLDER
 from knowledge.units import Unit, is_link_only, quotable, units
 
 QUOTED = 3  # passages quoted
@@ -194,13 +194,13 @@ def section_within(title: str, heading: str) -> str:
     return " › ".join(p for p in parts if p)
 
 
-def best_quote(question: str, text: str, limit: int = 450) -> str:
+def best_quote(question: Question, text: str, limit: int = 450) -> str:
     """The units of ``text`` that answer the question best, in their order, within about
     ``limit`` characters (a source's quote under the answer)."""
     found = units(text)
     if not found:
         return text[:limit]
-    asked = Asked.of(read(question)).weighed_among([found])
+    asked = Asked.of(question).weighed_among([found])
     scored = _score_units(asked, 0, found)
     rows = [s for s in scored if s.unit.table]
     if rows and len(rows) * 2 >= len(scored):
@@ -237,7 +237,7 @@ def _table_rows(asked: Asked, rows: list[Scored], limit: int) -> list[Scored]:
 
 
 def extractive_answer(
-    question: str, passages: list[Passage], *, language: str, notice: str = ""
+    question: Question, passages: list[Passage], *, language: str, notice: str = ""
 ) -> str:
     """Markdown: a label in the question's language, then the passage holding the asked fact
     with that fact first, then the other best passages, each quote with its citation."""
@@ -248,7 +248,7 @@ def extractive_answer(
     # Lists of links ("Источники", "Доп. материал") stay searchable but are not an answer.
     shown = [p for p in passages if not _links_section(p)] or passages
     found = [units(p.text) for p in shown[:PASSAGES_READ]]
-    asked = Asked.of(read(question)).weighed_among(found)
+    asked = Asked.of(question).weighed_among(found)
     scored = [
         _score_units(asked, i, own, p.meaning)
         for i, (own, p) in enumerate(zip(found, shown, strict=False))

@@ -9,12 +9,11 @@ from django.urls import reverse
 
 from chat.answer.extractive import Passage, best_quote
 from chat.answer.prompts import PROFILE_BLOCK, SOURCE_ENTRY, SOURCES_BLOCK, SYSTEM_RULES, fence
-from chat.answer.wording import language_of
 from knowledge.ingest.second import stored_vectors
 from knowledge.models import Chunk
-from knowledge.question import matching, read
-from knowledge.retrieval.expand import expand
-from knowledge.retrieval.types import SearchResult
+from knowledge.question import Question
+from knowledge.retrieval import SearchResult, expand
+from knowledge.text import matching
 
 
 @dataclass
@@ -77,10 +76,10 @@ def sheet_location(chunk: Chunk, language: str) -> str:
     return text.format(sheet=chunk.sheet, first=chunk.row_start, last=last)
 
 
-def _items(hits, question: str) -> dict[int, Chunk]:
+def _items(hits, question: Question) -> dict[int, Chunk]:
     """Checklist table piece id -> the one item (row unit) it is cited as, for the pieces a
     question points at one row of: the row sharing more of the question's words (lemmas,
-    ``knowledge.question.matching``) than any other row, or, when no row shares any, the row
+    ``knowledge.text.matching``) than any other row, or, when no row shares any, the row
     unit whose meaning found the piece. A question about the whole section (its words in every
     row alike) is cited as the piece."""
     pieces = {
@@ -94,7 +93,7 @@ def _items(hits, question: str) -> dict[int, Chunk]:
     wanted = Q()
     for version_id, position in pieces:
         wanted |= Q(version_id=version_id, meta__parent_position=position)
-    asked = {term.lemma for term in read(question).terms}
+    asked = {term.lemma for term in question.terms}
     rows: dict[int, list[tuple[int, Chunk]]] = {}
     for row in Chunk.objects.filter(wanted, block_type=Chunk.BlockType.ROW):
         piece = pieces.get((row.version_id, row.meta.get("parent_position")))
@@ -114,7 +113,7 @@ def _items(hits, question: str) -> dict[int, Chunk]:
     return {piece: item for piece, item in items.items() if item is not None}
 
 
-def build_sources(result: SearchResult, *, question: str) -> list[PromptSource]:
+def build_sources(result: SearchResult, *, reading: Question) -> list[PromptSource]:
     """Number the hits [1]..[N] in rank order; the prompt text is the chunk, expanded to its
     enclosing section for the best two documents (up to KB_EXPAND_CHARS each).
 
@@ -124,11 +123,11 @@ def build_sources(result: SearchResult, *, question: str) -> list[PromptSource]:
     """
     ids = [hit.chunk_id for hit in result.hits]
     chunks = {c.pk: c for c in Chunk.objects.filter(pk__in=ids).for_reading("document", "version")}
-    items = _items(result.hits, question)
+    items = _items(result.hits, reading)
     expanded = _expanded_texts(result)
     cited_ids = [(items.get(c.pk) or c).pk for c in chunks.values()]
     meaning = unit_cosines(result, cited_ids)
-    language = language_of(question)
+    language = reading.language
     sources = []
     for hit in result.hits:
         chunk = chunks.get(hit.chunk_id)
@@ -152,7 +151,7 @@ def build_sources(result: SearchResult, *, question: str) -> list[PromptSource]:
                 section=chunk.section,
                 url=item_url(item) if item else chunk_url(chunk),
                 text=expanded.get(chunk.pk, chunk.text),
-                quote=best_quote(question, cited.text, limit=280),
+                quote=best_quote(reading, cited.text, limit=280),
                 score=hit.score,
                 scores=hit.explain(),
                 chunk_text=cited.text,

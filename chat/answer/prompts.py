@@ -7,7 +7,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from knowledge.confusables import letter_view
+from knowledge.text.confusables import letter_view
 
 SYSTEM_RULES = """You are Knowledge Belt, the company's internal documentation assistant.
 
@@ -62,7 +62,7 @@ def fence(text: str) -> str:
     or ``>`` is spaced out (no two of one bracket stay side by side), and a ``<sources>`` tag
     in any case, spacing, width (``＜/SOURCES ＞``), with invisible characters inside
     (``</sour\u200bces>``) or look-alike letters of other scripts (``</sourcеs>``, a Cyrillic
-    ``е``; ``knowledge.confusables``) loses its angle brackets, and so does one the text would make with
+    ``е``; ``knowledge.text.confusables``) loses its angle brackets, and so does one the text would make with
     the fence's own brackets (a text that starts "/sources>" or ends "</sources"). The one
     function every prompt with fenced data uses (the answer, the judge, the test analysis's
     suggestions)."""

@@ -12,8 +12,8 @@ from django.utils import translation
 from django.utils.translation import gettext, gettext_noop, pgettext
 
 from chat.models import ChatSettings
-from knowledge.question.language import detect
 from knowledge.question.resolving import Place
+from knowledge.text.language import detect
 
 REFUSAL_EN = "The documents of the knowledge base do not answer this question."
 
@@ -139,7 +139,7 @@ _ORDINAL_CONTEXT = "the n-th version"
 
 
 def language_of(text: str) -> str:
-    """ "ru" or "en": the one detector of the code base (``knowledge.question.language``)."""
+    """ "ru" or "en": the one detector of the code base (``knowledge.text.language``)."""
     return detect(text)
 
 

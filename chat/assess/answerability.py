@@ -43,12 +43,13 @@ from functools import lru_cache
 
 import numpy as np
 
-from knowledge.question import Question, matching, nlp
+from knowledge.question import Question
 from knowledge.question.focus import asking_sentence, is_measure
-from knowledge.question.language import has_cyrillic
-from knowledge.question.named import PLACEHOLDER
 from knowledge.question.values import checkable, holds_value
 from knowledge.retrieval.weights import weights
+from knowledge.text import matching, nlp
+from knowledge.text.language import has_cyrillic
+from knowledge.text.named import PLACEHOLDER
 
 # A word of the question is found in a passage when a lemma there is this close to it in the
 # navec vectors (cosine): "недостаток" for "минус", "длительность" for "продолжительность".
@@ -313,8 +314,8 @@ def _present(thing: str, text: str) -> bool:
     words = matching.WORD.findall(thing)
     if not words or any(len(w) < 4 for w in words):
         return False
-    lemmas = {nlp.lemma(w) for w in matching.WORD.findall(text)}
-    return all(nlp.lemma(w) in lemmas for w in words)
+    lemmas = {matching.lemma(w) for w in matching.WORD.findall(text)}
+    return all(matching.lemma(w) in lemmas for w in words)
 
 
 def _asking_sentence(question: Question) -> str:

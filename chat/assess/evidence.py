@@ -8,8 +8,8 @@ import re
 from chat.answer.citations import cited_numbers
 from chat.assess.answerability import Answerability, check
 from knowledge.question import Question
-from knowledge.question.named import named_things
-from knowledge.retrieval.vocabulary import chunk_frequencies, common_names
+from knowledge.retrieval import chunk_frequencies, common_names
+from knowledge.text.named import named_things
 
 EVIDENCE_SOURCES = 3  # the best sources the answer is built from
 MEANING_SOURCES = 8  # the sources whose units the meaning gate reads

@@ -34,10 +34,10 @@ import numpy as np
 from chat.answer.citations import cited_numbers
 from knowledge.embedding import get_second_embedder
 from knowledge.ingest.second import stored_vectors
-from knowledge.question import matching, nlp
-from knowledge.question.named import named_things
 from knowledge.question.values import checkable, holds_value
-from knowledge.question.words import is_stop
+from knowledge.text import matching
+from knowledge.text.named import named_things
+from knowledge.text.words import is_stop
 from knowledge.units import Unit, units
 
 WORDS = 0.5  # share of a sentence's content words the cited passages must hold
@@ -178,7 +178,7 @@ def _plain(text: str) -> str:
 def _content(text: str) -> frozenset[str]:
     """The sentence's content words (their lemmas), four letters or more."""
     words = [w for w in matching.WORD.findall(_plain(text)) if len(w) >= 4]
-    return frozenset(nlp.lemma(w) for w in words if not is_stop(nlp.lemma(w)))
+    return frozenset(m for m in map(matching.lemma, words) if not is_stop(m))
 
 
 def _claims(text: str) -> list[str]:

@@ -19,10 +19,11 @@ import numpy as np
 from chat.answer.citations import cited_numbers
 from chat.answer.prompts import CLASSIFY_SYSTEM, REFORMULATE_SYSTEM
 from knowledge.models import Chunk
-from knowledge.question import Question, nlp
-from knowledge.question.named import is_identifier, latin_names
-from knowledge.retrieval.types import Candidate, SearchResult
+from knowledge.question import Question
+from knowledge.retrieval import Candidate, SearchResult
 from knowledge.retrieval.weights import weights
+from knowledge.text import matching
+from knowledge.text.named import is_identifier, latin_names
 from portal.llm import LLM, LlmUnavailable
 
 _REFUSAL = re.compile(
@@ -179,7 +180,7 @@ def _one_meaning(question: Question, leaders: list) -> bool:
 
 
 def _title_words(title: str) -> set[str]:
-    return {nlp.lemma(w) for w in re.findall(r"[^\W\d_]{4,}", title)}
+    return {matching.lemma(w) for w in re.findall(r"[^\W\d_]{4,}", title)}
 
 
 def reformulation_tiles(question: str, result: SearchResult, llm: LLM | None) -> list[Tile]:

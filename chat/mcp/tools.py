@@ -22,9 +22,7 @@ from chat.pipeline.guard import chat_enabled
 from chat.present.serialize import message_json
 from knowledge.embedding import EmbeddingModelMismatch
 from knowledge.models import Source
-from knowledge.retrieval.hits import describe, result_summary
-from knowledge.retrieval.search import SearchOptions, search
-from knowledge.retrieval.types import Filters
+from knowledge.retrieval import Filters, SearchOptions, describe, result_summary, search
 from knowledge.retrieval.weights import Hits, weights
 from portal.params import unstorable
 from portal.throttle import LIMITS, hit

@@ -4,7 +4,7 @@ No Django in here.
 ``readings`` undoes what a person does to slip a word past a list, and nothing else; each
 reading is matched as well as the question as typed:
 
-- what only looks different (``knowledge.confusables``: Unicode's look-alikes, UTS #39, as the
+- what only looks different (``knowledge.text.confusables``: Unicode's look-alikes, UTS #39, as the
   source names and the prompt fence see them): compatibility forms (NFKC: fullwidth
   ``ｐａｓｓｗｏｒｄ``), invisible characters dropped, letters drawn blank (U+3164, U+2800) read
   as spaces, look-alike letters of another alphabet in a word (a Cyrillic ``а`` or a Greek ``ο``
@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import re
 
-from knowledge import confusables
-from knowledge.question.nlp import known_word
-from knowledge.question.words import FUNCTION_WORDS_EN
+from knowledge.text import confusables
+from knowledge.text.nlp import known_word
+from knowledge.text.words import FUNCTION_WORDS_EN
 
 # Digits, signs and italic forms written for letters, by the alphabet of the word they stand in
 # (what Unicode's look-alikes do not hold: ``к`` is drawn like ``ĸ``, not ``k``).

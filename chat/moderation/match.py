@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from knowledge.question.language import has_cyrillic
+from knowledge.text.language import has_cyrillic
 
 logger = logging.getLogger(__name__)
 _BLANKS = re.compile(r"\s+")

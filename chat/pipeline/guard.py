@@ -16,7 +16,7 @@ from django.conf import settings
 
 from chat.models import ChatSettings
 from knowledge.question import read
-from knowledge.retrieval.vocabulary import chunk_frequencies
+from knowledge.retrieval import chunk_frequencies
 
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+(?![\w-])")
 _CARD = re.compile(r"(?<!\d)(?:\d[ -]?){13,19}(?!\d)")

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from chat.answer import wording
 from chat.models import Message
-from knowledge.question.language import detect
+from knowledge.text.language import detect
 from portal.processes import process_gone, this_process
 
 Status = Message.Status

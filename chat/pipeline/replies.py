@@ -33,7 +33,7 @@ def quoted(turn: Turn, *, notice: str = "", llm_model: str = "") -> Final:
     partial = turn.check is not None and turn.check.decision == "partial"
     lead = outcomes.partial_notice(turn.language, turn.sources, turn.check) if partial else ""
     text = extractive_answer(
-        turn.question, [s.passage for s in turn.sources], language=turn.language, notice=lead
+        turn.reading, [s.passage for s in turn.sources], language=turn.language, notice=lead
     )
     mark_cited(turn.message, text)
     return Final(

@@ -32,9 +32,8 @@ from chat.pipeline.turn import Final, Turn
 from chat.pipeline.versions import detect as detect_version_question
 from knowledge.embedding import get_embedder
 from knowledge.question import read
-from knowledge.retrieval.search import search as search_documents
-from knowledge.retrieval.sql import unknown_words
-from knowledge.retrieval.types import Filters, SearchOptions
+from knowledge.retrieval import Filters, SearchOptions, unknown_words
+from knowledge.retrieval import search as search_documents
 
 Step = Generator[Event, None, Final | None]
 
@@ -92,7 +91,7 @@ def versions(turn: Turn) -> Step:
     message = turn.message
     if message.context or message.search_override:
         return None
-    intent = detect_version_question(turn.question, turn.user, read(turn.question))
+    intent = detect_version_question(turn.reading, turn.user)
     if intent is None or not _in_scope(intent.document, turn.filters):
         return None
     if intent.missing or intent.several:
@@ -121,12 +120,10 @@ def search(turn: Turn) -> Step:
     # The answer's check and quotes read the second vectors: the question goes into e5's
     # space whether or not the ranking reads them.
     answering = SearchOptions(answer=True)
+    # A question made standalone or a tile's reformulation is another question: read here, once.
+    reading = turn.reading if turn.query == turn.question else read(turn.query)
     result = search_documents(
-        turn.query,
-        user=turn.user,
-        filters=turn.filters,
-        reading=read(turn.query),
-        options=answering,
+        turn.query, user=turn.user, filters=turn.filters, reading=reading, options=answering
     )
     if not result.hits and turn.history and turn.query != turn.question:
         # A follow-up about the same thing ("в каком разделе это описано?") can dilute the
@@ -160,7 +157,7 @@ def search(turn: Turn) -> Step:
 @silent
 def assess(turn: Turn) -> Final | None:
     """The answerability check of the reading on the best sources (chat.assess.answerability)."""
-    turn.sources = build_sources(turn.result, question=turn.question)
+    turn.sources = build_sources(turn.result, reading=turn.reading)
     turn.check = assess_evidence(turn.reading, turn.sources, turn.result)
     if turn.check.decision == "refusal":
         # The documents do not speak of what is asked (its focus, most of its words): the

@@ -10,7 +10,7 @@ from chat.answer.prompting import PromptSource
 from chat.assess.answerability import Answerability
 from chat.models import Message
 from knowledge.question import Question
-from knowledge.retrieval.types import Filters, SearchResult
+from knowledge.retrieval import Filters, SearchResult
 from portal.llm import LLM
 
 

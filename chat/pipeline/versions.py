@@ -10,14 +10,14 @@ from django.urls import reverse
 
 from chat.answer import wording
 from chat.answer.prompting import PromptSource
+from knowledge.finder import find_document
 from knowledge.models import Document, DocumentVersion
-from knowledge.question import Question, mentions, read, refs, resolving
+from knowledge.question import Question, mentions, refs, resolving
 from knowledge.versions.services import (
     Comparison,
     NotComparable,
     changes_as_text,
     compare,
-    find_document,
     latest_two,
 )
 
@@ -33,22 +33,21 @@ class VersionIntent:
     candidates: list[DocumentVersion] = field(default_factory=list)  # what they could mean
 
 
-def detect(question: str, user, reading: Question | None = None) -> VersionIntent | None:
-    """A version question about a document the user may read, or None.
+def detect(reading: Question, user) -> VersionIntent | None:
+    """A version question (its reading) about a document the user may read, or None.
 
     Only the versions the question names are ever compared: a reference that names no
     version of the document, or several equally, gives an intent with ``missing`` or
     ``several`` (answered with the versions it could mean as tiles), never a diff of two
     other versions.
     """
-    reading = reading or read(question)
     found = list(reading.versions)
     # Two versions named ("between the 2022-02-08 and the 2022-02-21 versions") ask what
     # changed from one to the other, whatever verb the question uses.
     wants_changes = reading.asks_changes or len({m.ref for m in found}) >= 2
     if not found and not wants_changes:
         return None
-    document = _document(question, found, user)
+    document = _document(reading, found, user)
     if document is None:
         return None
     versions = _ready_versions(document)
@@ -90,11 +89,11 @@ def _ready_versions(document: Document) -> list[DocumentVersion]:
     )
 
 
-def _document(question: str, found: list[mentions.Mention], user) -> Document | None:
+def _document(reading: Question, found: list[mentions.Mention], user) -> Document | None:
     """The document asked about: the one the question names; but when the versions it names
     (shas, labels, days) are all versions of one other document, and none of the named one's,
     that other document ("the conditions of the licence between 8 November 2022 and ...")."""
-    named = find_document(question, Document.objects.visible_to(user))
+    named = find_document(reading.documents, Document.objects.visible_to(user))
     absolute = [m.ref for m in found if m.ref.label or m.ref.day]
     if not absolute:
         return named

@@ -25,13 +25,13 @@ from pgvector import SparseVector
 from knowledge import documentstats, termstats
 from knowledge.chunking import LABELLED_KINDS, ChunkDraft
 from knowledge.embedding import Embedder
-from knowledge.identifiers import lexical_text
 from knowledge.ingest.names import title_from_path
 from knowledge.ingest.synonyms import collect_synonyms
 from knowledge.models import Chunk, Document, DocumentVersion
 from knowledge.parsing.base import ParsedDocument
 from knowledge.roles import read_role
 from knowledge.tables import row_labels
+from knowledge.text.identifiers import lexical_text
 from knowledge.vector_index import ensure_vector_index
 
 Status = DocumentVersion.Status
@@ -46,7 +46,7 @@ def search_vectors(
     title: str, language: str, drafts: Sequence[ChunkDraft]
 ) -> list[tuple[str, int]]:
     """(tsvector text, lexeme count) per draft: heading path weight A, title B, body D, each
-    read with its identifiers' parts (``knowledge.identifiers``)."""
+    read with its identifiers' parts (``knowledge.text.identifiers``)."""
     if not drafts:
         return []
     with connection.cursor() as cursor:

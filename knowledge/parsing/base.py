@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
-from knowledge.question.language import search_config
+from knowledge.text.language import search_config
 
 BlockKind = Literal["heading", "text", "list", "table", "test_case", "code"]
 BLOCK_KINDS: tuple[str, ...] = ("heading", "text", "list", "table", "test_case", "code")
@@ -259,7 +259,7 @@ def strip_typed_number(title: str) -> str:
 
 def detect_language(text: str) -> str:
     """The text-search configuration for a text: russian, english, or simple (anything else);
-    the one detector of the code base decides (``knowledge.question.language``)."""
+    the one detector of the code base decides (``knowledge.text.language``)."""
     return search_config(text)
 
 

@@ -5,7 +5,7 @@ A document is known by its title, its path and the opening of its current versio
 page or introduction says "Программа и методика испытаний", "Code of Conduct"). GOST document
 types are often named by abbreviation: "ПМИ" in a file name and "программа и методика
 испытаний" in a question are the same name. Words are compared by their name stem
-(``knowledge.question.matching.name_stems``), weighted by how few candidate documents share
+(``knowledge.text.matching.name_stems``), weighted by how few candidate documents share
 them.
 """
 
@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from knowledge.question.matching import ABBREVIATIONS, NAME_WORD, name_stems
+from knowledge.text.matching import ABBREVIATIONS, NAME_WORD, name_stems
 
 
 @dataclass
@@ -40,11 +40,12 @@ class Candidate:
 @dataclass(frozen=True)
 class DocumentNames:
     """How a question names documents, read once (``Question.documents``): what both ways of
-    finding the named document (``knowledge.versions.services.find_document``) start from."""
+    finding the named document (``knowledge.finder.find_document``) start from."""
 
     stems: frozenset[str] = frozenset()  # name stems of its words (``name_stems``, 2+ letters)
     types: tuple[str, ...] = ()  # the GOST document types it names by abbreviation, spelled out
     phrases: tuple[str, ...] = ()  # the document types it spells out or abbreviates
+    text: str = ""  # the question as written: an alias staff gave a document is a word of it
 
     @property
     def outright(self) -> bool:
@@ -60,7 +61,20 @@ def document_names(question: str) -> DocumentNames:
         frozenset(name_stems(question, minimum=2)),
         tuple(_abbreviations_used(question)),
         tuple(_phrases(question)),
+        question,
     )
+
+
+def aliased(names: DocumentNames, aliases: Iterable[tuple[int, str]]) -> int | None:
+    """The key of the one document whose alias staff gave it (``aliases``: key, its aliases
+    comma-separated) the question uses as a word; None when none does, or several."""
+    hits = {
+        key
+        for key, listed in aliases
+        for alias in (a.strip() for a in (listed or "").split(","))
+        if alias and re.search(rf"(?<!\w){re.escape(alias)}(?!\w)", names.text, re.IGNORECASE)
+    }
+    return hits.pop() if len(hits) == 1 else None
 
 
 _SMALL_WORDS = {"of", "and", "the", "for", "to", "in", "on", "и", "в", "на", "по", "для", "о"}

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from knowledge.question.nlp import Parsed
-from knowledge.question.words import (
+from knowledge.text.nlp import Parsed
+from knowledge.text.words import (
     DEMONSTRATIVES,
     FUNCTION_POS,
     INTERROGATIVES_EN,

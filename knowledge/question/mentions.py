@@ -26,12 +26,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from knowledge.question import language, nlp
 from knowledge.question import version_phrases as vp
 from knowledge.question import version_words as vw
 from knowledge.question.dates import date_mentions, read_dates
 from knowledge.question.refs import FIRST, LATEST, NEXT, PREVIOUS, VersionRef
 from knowledge.question.version_phrases import Word
+from knowledge.text import language, nlp
 
 __all__ = ["Mention", "Word", "asks_changes", "find_refs", "names_version", "read_dates"]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from knowledge.question import language, nlp
 from knowledge.question.documents import DocumentNames, document_names
 from knowledge.question.focus import (
     Focus,
@@ -15,12 +14,13 @@ from knowledge.question.focus import (
     unit_kinds,
 )
 from knowledge.question.mentions import Mention, Word, asks_changes, find_refs, names_version
-from knowledge.question.named import PLACEHOLDER, named_things
-from knowledge.question.persons import english_persons
-from knowledge.question.words import CONTENT_POS, FUNCTION_WORDS_EN, GOST_NAMES, is_stop
+from knowledge.text import language, nlp
+from knowledge.text.named import PLACEHOLDER, named_things
+from knowledge.text.persons import english_persons
+from knowledge.text.words import CONTENT_POS, FUNCTION_WORDS_EN, GOST_NAMES, is_stop
 
 # GOST 19/34 document-type abbreviations: they name the documents, not a fact inside them
-# (the full list, with what each stands for, is knowledge.question.matching.ABBREVIATIONS).
+# (the full list, with what each stands for, is knowledge.text.matching.ABBREVIATIONS).
 GOST_TYPES = frozenset({"тз", "пз", "пми", "тп", "рп", "ро", "рс", "лу", "гост"})
 _ENTITY_KINDS = {"PER": "person", "ORG": "organisation", "LOC": "place"}
 # pymorphy3's dictionary grammemes of proper names, for names the NER model leaves out.

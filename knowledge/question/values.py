@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from knowledge.question import nlp
+from knowledge.text import nlp
 
 _NUMBER = r"\d+(?:[.,:]\d+)*"
 # Russian cardinal and collective numerals in their cases (the declension tables of the

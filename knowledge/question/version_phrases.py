@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, replace
 
 from knowledge.question import version_words as vw
-from knowledge.question.matching import normal_forms
-from knowledge.question.words import FUNCTION_WORDS_EN, INTERROGATIVES_EN
+from knowledge.text.matching import normal_forms
+from knowledge.text.words import FUNCTION_WORDS_EN, INTERROGATIVES_EN
 
 ORDINAL_KINDS = frozenset({"ord", "latest", "first", "prev", "next"})
 _NUMERIC_ORDINAL = re.compile(r"(\d{1,2})-?(?:[а-яё]{1,3}|st|nd|rd|th)")

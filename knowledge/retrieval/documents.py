@@ -8,7 +8,7 @@ document matching as a whole wins ties between chunks; the minimum score still a
 chunk's own score, so refusals do not move (benchmarks/retrieval_kb.py measures the gain).
 
 A question naming a thing ("How did Apple's operating expenses change?") adds a second share:
-the document's BM25 for the named words alone (``knowledge.question.named``), so that the
+the document's BM25 for the named words alone (``knowledge.text.named``), so that the
 documents about Apple win over another company's page that matches "operating expenses
 change" a little better (benchmarks/retrieval_sec.py: the right filing in the top 5).
 

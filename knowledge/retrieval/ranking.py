@@ -16,7 +16,6 @@ from typing import Any
 
 from knowledge.embedding import Embedder
 from knowledge.ingest.second import stored_vectors
-from knowledge.question.named import named_words
 from knowledge.retrieval import fusion
 from knowledge.retrieval import sql as q
 from knowledge.retrieval.documents import (
@@ -28,6 +27,7 @@ from knowledge.retrieval.labels import label_evidence
 from knowledge.retrieval.lexical import Lexical, lexical_terms
 from knowledge.retrieval.prf import prf_lexemes, top_documents
 from knowledge.retrieval.types import Calibrated, Candidate, Place, SearchOptions
+from knowledge.text.named import named_words
 
 Found = dict[int, Candidate]  # the candidates so far by the id of the chunk found, list order
 
@@ -290,7 +290,7 @@ def _document_evidence(
 
 def _named_lexemes(text: str, own: list[str]) -> list[str]:
     """The question's lexemes that name a thing (a company, product or tool name:
-    ``knowledge.question.named``): each candidate document's BM25 for them alone is the name
+    ``knowledge.text.named``): each candidate document's BM25 for them alone is the name
     evidence. Empty when the question names nothing the knowledge base knows."""
     names = named_words(text)
     if not names:

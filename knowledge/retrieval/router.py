@@ -11,10 +11,10 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
-from knowledge.question import Question, read
+from knowledge.question import Question
 from knowledge.question.mentions import read_dates
-from knowledge.question.words import LIST_WORDS, is_stop
 from knowledge.retrieval.types import Filters
+from knowledge.text.words import LIST_WORDS, is_stop
 
 __all__ = ["Routed", "read_dates", "route"]
 
@@ -71,13 +71,10 @@ class Routed:
     notes: list[str] = field(default_factory=list)
 
 
-def route(
-    question: str, *, source_names: dict[str, int] | None = None, reading: Question | None = None
-) -> Routed:
-    """Read filters from ``question`` (its reading: ``knowledge.question``); ``source_names``
+def route(reading: Question, *, source_names: dict[str, int] | None = None) -> Routed:
+    """Read filters from a question (its reading: ``knowledge.question``); ``source_names``
     maps lower-cased source names to ids."""
-    reading = reading or read(question)
-    text = question
+    question = text = reading.text
     filters = Filters()
     notes: list[str] = []
     for m in _SECTION.finditer(question):

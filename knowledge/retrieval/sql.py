@@ -17,8 +17,8 @@ from django.db import connection, transaction
 from pgvector import SparseVector
 from psycopg import sql
 
-from knowledge.question.words import QUESTION_LEXEMES
 from knowledge.retrieval.types import Filters
+from knowledge.text.words import QUESTION_LEXEMES
 
 BM25_K1 = 1.2
 BM25_B = 0.75

@@ -7,10 +7,11 @@ from dataclasses import replace
 
 from django.db.models import Q
 
+from knowledge.finder import find_document
 from knowledge.models import Document, DocumentVersion
+from knowledge.question.documents import DocumentNames
 from knowledge.retrieval.router import Routed
 from knowledge.retrieval.types import Filters
-from knowledge.versions.services import find_document
 
 
 def named_versions(routed: Routed, visible_source_ids: list[int] | None) -> list[DocumentVersion]:
@@ -51,10 +52,10 @@ def resolve_version_filter(
 
 
 def resolve_document_filter(
-    question: str, filters: Filters, visible_source_ids: list[int] | None
+    names: DocumentNames, filters: Filters, visible_source_ids: list[int] | None
 ) -> tuple[Filters, bool]:
     """A question that names one document outright ("по техзаданию", "в ПЗ", an alias staff
-    gave the document) is searched in that document, among the sources the search may see;
+    gave the document; ``names``: how its reading found it names documents) is searched in that document, among the sources the search may see;
     returns the filters and whether a document was named. Filters that already name a
     document or a version are left alone."""
     if filters.document_ids or filters.version_ids:
@@ -64,7 +65,7 @@ def resolve_document_filter(
         documents = documents.filter(source_id__in=visible_source_ids)
     if filters.source_ids:
         documents = documents.filter(source_id__in=filters.source_ids)
-    document = find_document(question, documents, outright=True)
+    document = find_document(names, documents, outright=True)
     if document is None:
         return filters, False
     return replace(filters, document_ids=[document.pk]), True

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from knowledge.question import nlp
 from knowledge.retrieval import sql as q
+from knowledge.text import matching
 
 
 def chunk_frequencies(
@@ -17,7 +17,7 @@ def chunk_frequencies(
     document uses it), and the number of searchable chunks."""
     words = [w for w in dict.fromkeys(words) if w.strip()]
     # One query for every word's forms (PostgreSQL reads each text under its configurations).
-    parsed = q.query_terms_many([" ".join(nlp.forms(w)) for w in words], q.LANGUAGES)
+    parsed = q.query_terms_many([" ".join(matching.forms(w)) for w in words], q.LANGUAGES)
     variants = {
         w: sorted({x for found in terms[1] for x in found})
         for w, terms in zip(words, parsed, strict=True)

@@ -44,7 +44,7 @@ def test_ask_without_an_llm_gives_an_extractive_answer_with_sources(demo_kb):
 def test_a_class_named_without_its_file_extension_is_answered_with_its_table(demo_kb):
     # The explanatory note's table is captioned "класса Item.cs"; ItemsViewModel's table names
     # "Items" and "ObservableCollection<Item>" on many rows and won before identifiers were
-    # indexed with their parts (knowledge.identifiers).
+    # indexed with their parts (knowledge.text.identifiers).
     result = ask_json("Какие поля есть у класса Item в приложении?")
     assert result["mode"] == "extractive" and result["sources"], result
     first_quote = result["answer"].split("[1]", 1)[1].split("[2]", 1)[0]

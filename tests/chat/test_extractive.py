@@ -4,6 +4,7 @@ from whichever passage holds it, quoted first with its own link."""
 from __future__ import annotations
 
 from chat.answer.extractive import LENGTH, Passage, best_quote, extractive_answer
+from knowledge.question import read
 
 OPENING = (
     "Тестирование выносливости проверяет, как система ведёт себя под постоянной нагрузкой. "
@@ -16,7 +17,7 @@ DURATION = (
 
 
 def answer(question: str, *passages: Passage) -> str:
-    return extractive_answer(question, list(passages), language="ru")
+    return extractive_answer(read(question), list(passages), language="ru")
 
 
 def test_the_sentence_with_the_asked_duration_leads_from_the_passage_that_holds_it():
@@ -58,7 +59,7 @@ def test_the_row_answering_the_question_is_quoted_under_its_header():
         "| Store | void | Конструктор. |\n| Reload | void | Отправляет запрос к серверу. |\n"
         "| Save | void | Сохраняет файл на диск. |"
     )
-    quote = best_quote("Какой метод отправляет запрос к серверу?", table)
+    quote = best_quote(read("Какой метод отправляет запрос к серверу?"), table)
     lines = quote.splitlines()
     assert "| Reload | void | Отправляет запрос к серверу. |" in lines
     assert lines.index("| Имя | Тип | Назначение |") < lines.index(

@@ -83,7 +83,7 @@ def test_no_text_can_close_or_open_a_fence(text):
 def test_no_text_makes_a_tag_with_the_fences_own_brackets(text):
     # Found by the property test above: "SOURCES" right after "<<<\n" read as "<\nSOURCES".
     from chat.answer.prompts import fence
-    from knowledge.confusables import letter_view
+    from knowledge.text.confusables import letter_view
 
     block = f"<sources>\n<<<\n{fence(text)}\n>>>\n</sources>"
     seen = letter_view(block)  # what an LLM reads: look-alike letters as the letters they draw

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from chat.models import Conversation
 from chat.pipeline import answer_now
-from knowledge.retrieval.search import search
+from knowledge.retrieval.hybrid import search
 from tests.feedback.conftest import ingest_wiki_pages
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from knowledge.models import Chunk, Document, DocumentVersion
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.hybrid import SearchOptions, search
 from knowledge.retrieval.types import Filters
 from knowledge.retrieval.weights import Hits
 from knowledge.tasks import scan_drop_folder

@@ -22,7 +22,7 @@ from knowledge.ingest.registration import register_file
 from knowledge.models import Chunk, CorpusStat, Document, DocumentVersion, Source, TermStat
 from knowledge.parsing.base import ParsedDocument
 from knowledge.parsing.registry import parse_document
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.hybrid import SearchOptions, search
 from knowledge.retrieval.types import Filters
 from knowledge.retrieval.weights import Hits
 from tests.knowledge.conftest import PMI, ingest
@@ -290,7 +290,7 @@ def test_reindex_and_new_versions_keep_the_bm25_statistics_exact(db, tmp_path):
 
 
 def test_stored_full_text_column_is_computed_from_the_chunk_itself(db):
-    from knowledge.identifiers import lexical_text
+    from knowledge.text.identifiers import lexical_text
 
     version = pmi_version()
     rows = version.chunks.values_list("pk", "language", "heading_path", "document__title", "text")

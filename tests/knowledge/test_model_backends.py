@@ -370,7 +370,7 @@ def _ingest_handbook(embedder) -> dict:
 
 @pytest.mark.django_db
 def test_bge_m3_ingest_and_search_use_sparse_weights_and_rerank(m3_embedder, flag_reranker):
-    from knowledge.retrieval.search import search
+    from knowledge.retrieval.hybrid import search
 
     chunks = _ingest_handbook(m3_embedder)
 
@@ -414,7 +414,7 @@ import importlib, sys
 import django
 django.setup()
 from django.conf import settings
-for name in ("knowledge.ingest.pipeline", "knowledge.tasks", "knowledge.retrieval.search",
+for name in ("knowledge.ingest.pipeline", "knowledge.tasks", "knowledge.retrieval.hybrid",
              settings.ROOT_URLCONF):
     importlib.import_module(name)
 from knowledge.embedding import get_embedder

@@ -17,7 +17,7 @@ from knowledge import services
 from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.registration import register_file
 from knowledge.models import Chunk, Document, DocumentVersion, Source
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.hybrid import SearchOptions, search
 from knowledge.retrieval.types import Filters
 from knowledge.retrieval.weights import Hits
 from knowledge.tasks import ingest_version_task

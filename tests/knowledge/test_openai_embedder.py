@@ -19,7 +19,7 @@ from knowledge.embedding import (
 )
 from knowledge.ingest.pipeline import ingest_version
 from knowledge.models import Chunk, DocumentVersion
-from knowledge.retrieval.search import search
+from knowledge.retrieval.hybrid import search
 from tests.conftest import CORPUS, ingest_folder
 from tests.embeddings_server import EmbeddingsTestServer
 

@@ -17,7 +17,7 @@ from knowledge.embedding import EmbeddingModelMismatch, get_embedder
 from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.registration import register_file
 from knowledge.models import Chunk, DocumentVersion, Source
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.hybrid import SearchOptions, search
 from knowledge.retrieval.weights import Hits
 from knowledge.vector_index import index_name
 from tests.knowledge.conftest import PMI

@@ -8,7 +8,7 @@ import pytest
 from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.registration import register_file
 from knowledge.models import Chunk, Document, Source
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.hybrid import SearchOptions, search
 from knowledge.retrieval.weights import Hits
 
 pytestmark = pytest.mark.django_db

@@ -14,7 +14,8 @@ from knowledge.ingest import second
 from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.registration import register_file
 from knowledge.models import Chunk, ChunkVector, Source
-from knowledge.retrieval.search import search
+from knowledge.question import read
+from knowledge.retrieval.hybrid import search
 from knowledge.retrieval.types import SearchOptions
 from knowledge.units import CUTTING, units
 
@@ -186,7 +187,7 @@ def test_unweighted_the_answer_still_reads_the_units_of_its_sources(e5, ranking_
     result = search(question, options=SearchOptions(answer=True))
     assert all(hit.meaning is None for hit in result.hits) and not result.unit_scores
     assert result.meaning_vector is not None
-    sources = build_sources(result, question=question)
+    sources = build_sources(result, reading=read(question))
     first = sources[0]
     assert len(first.meaning) == len(units(first.chunk_text))
     best = units(first.chunk_text)[int(np.argmax(first.meaning))]

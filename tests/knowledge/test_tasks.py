@@ -16,7 +16,7 @@ from django.test import override_settings
 from knowledge.ingest.maintenance import stalled_versions
 from knowledge.ingest.registration import register_file
 from knowledge.models import Chunk, Document, DocumentVersion, Source
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.hybrid import SearchOptions, search
 from knowledge.retrieval.types import Filters
 from knowledge.retrieval.weights import Hits
 from knowledge.tasks import ingest_version_task, recover_stalled_versions

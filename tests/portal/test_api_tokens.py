@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from knowledge.embedding import get_embedder
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.hybrid import SearchOptions, search
 from knowledge.retrieval.weights import Hits
 from portal.api_auth import create_token, hash_token
 from portal.models import ApiToken

@@ -18,9 +18,19 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext as _
 
 from knowledge.models import Chunk, Source
-from knowledge.retrieval.hits import Hit, describe, explained, outcomes, result_summary
-from knowledge.retrieval.search import SearchOptions, search
-from knowledge.retrieval.types import Candidate, Filters, Place, SearchResult
+from knowledge.retrieval import (
+    Candidate,
+    Filters,
+    Hit,
+    Place,
+    SearchOptions,
+    SearchResult,
+    describe,
+    explained,
+    outcomes,
+    result_summary,
+    search,
+)
 from knowledge.retrieval.weights import Hits
 
 STAGES = ("route", "embed", "dense", "lexical", "sparse", "fusion", "rerank", "browse", "total")

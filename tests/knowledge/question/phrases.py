@@ -8,8 +8,10 @@ import ast
 import calendar
 import re
 from collections.abc import Iterable
+from pathlib import Path
 
 from knowledge.question.refs import month_number
+from knowledge.text import matching
 
 # A word: letters; a compound joined by hyphens ("тест-кейс") is one word.
 WORD = re.compile(r"[а-яёa-z]+(?:-[а-яёa-z]+)*", re.I)
@@ -20,6 +22,38 @@ _LETTER = "[а-яёa-z-]"
 
 def normal(text: str) -> str:
     return text.casefold().replace("ё", "е")
+
+
+def corpus_forms(corpus: Path) -> set[str]:
+    """Every word form of a corpus's text documents (Markdown, text, CSV) and of its DOCX
+    paragraphs and tables, casefolded, ё as е."""
+    from docx import Document
+
+    forms: set[str] = set()
+    for path in corpus.rglob("*"):
+        if path.suffix in (".md", ".txt", ".csv"):
+            text = path.read_text(encoding="utf-8", errors="ignore")
+        elif path.suffix == ".docx":
+            document = Document(str(path))
+            cells = [c.text for t in document.tables for row in t.rows for c in row.cells]
+            text = "\n".join([*(p.text for p in document.paragraphs), *cells])
+        else:
+            continue
+        forms.update(normal(w) for w in WORD.findall(text))
+    return forms
+
+
+def unheld(words: Iterable[str], held: set[str]) -> dict[str, frozenset[str]]:
+    """The words no document holds: each word none of whose forms ``held`` (``corpus_forms``)
+    has -> those forms. A word's forms are the lexeme of its lemma (``knowledge.text.matching``:
+    ``forms`` of its ``lemma``) and the word as written, ё as е: a word is looked up as the
+    knowledge base's vocabulary looks up a question's lemma (``knowledge.retrieval.vocabulary``)."""
+    found = {}
+    for word in dict.fromkeys(normal(w) for w in words):
+        lexeme = frozenset(normal(f) for f in matching.forms(matching.lemma(word))) | {word}
+        if not lexeme & held:
+            found[word] = lexeme
+    return found
 
 
 def runs_of(words: list[str], size: int) -> list[str]:

@@ -1,5 +1,6 @@
-"""One reading of a question: ``knowledge.question`` is the only place of the product that
-lemmatises or stems, detects language or lists stop words, and no rule of the product is
+"""One reading of a question: the word tools under it (``knowledge.text``) are the only place of
+the product that lemmatises or stems, detects language or lists stop words (the reading,
+``knowledge.question``, lists its grammar's classes beside them), and no rule of the product is
 written from the evaluation sets' questions."""
 
 from __future__ import annotations
@@ -13,18 +14,22 @@ import pytest
 
 from knowledge.demo import DEMO_SOURCES
 from knowledge.question import read
-from knowledge.question.matching import ABBREVIATIONS
+from knowledge.question.refs import month_number
+from knowledge.question.version_words import ORDINALS
+from knowledge.text.matching import ABBREVIATIONS
 from tests.knowledge.question.phrases import (
     REGEX_LIKE,
     WORD,
     Runs,
     _string_literals,
     _variants,
+    corpus_forms,
     figures,
     fitted_runs,
     normal,
     runs_of,
     same_day,
+    unheld,
 )
 
 REPO = Path(__file__).resolve().parents[3]
@@ -32,6 +37,7 @@ REPO = Path(__file__).resolve().parents[3]
 HISTORY_CASES = REPO / "benchmarks" / "scenarios_history" / "cases.jsonl"
 PRODUCT = ["portal", "knowledge", "chat", "feedback", "evaluation", "scenarios", "operations"]
 READING = REPO / "knowledge" / "question"
+TEXT = REPO / "knowledge" / "text"
 LANGUAGE_TOOLS = {
     "natasha", "pymorphy2", "pymorphy3", "razdel", "navec", "slovnet", "gender_guesser",
     "langid", "py3langid", "nltk", "snowballstemmer", "simplemma", "spacy", "stanza",
@@ -41,12 +47,13 @@ WORD_LISTS = re.compile(r"STOP|GENERIC|FILLER|QUESTION_WORDS|FUNCTION_WORDS")
 EVAL = REPO.parent / "shared" / "eval"
 
 
-def _modules() -> list[Path]:
+def _modules(*but: Path) -> list[Path]:
+    """The product's modules outside the word tools (and outside ``but``), migrations aside."""
     return [
         path
         for app in PRODUCT
         for path in (REPO / app).rglob("*.py")
-        if READING not in path.parents and "migrations" not in path.parts
+        if not {TEXT, *but} & set(path.parents) and "migrations" not in path.parts
     ]
 
 
@@ -54,14 +61,15 @@ def _reading_imports(tree: ast.Module) -> set[str]:
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
-            "knowledge.question"
+            ("knowledge.text", "knowledge.question")
         ):
             names.update(alias.asname or alias.name for alias in node.names)
     return names
 
 
 def _delegates(function: ast.FunctionDef, allowed: set[str]) -> bool:
-    """A one-line function that returns what something imported from the reading gives."""
+    """A one-line function that returns what something imported from the word tools or the
+    reading gives."""
     body = [n for n in function.body if not isinstance(n, ast.Expr)]  # docstrings aside
     if len(body) != 1 or not isinstance(body[0], ast.Return):
         return False
@@ -74,7 +82,7 @@ def _delegates(function: ast.FunctionDef, allowed: set[str]) -> bool:
     return any(name in allowed for name in names)
 
 
-def test_only_the_reading_imports_the_language_tools():
+def test_only_the_word_tools_import_the_language_tools():
     found = []
     for path in _modules():
         for node in ast.walk(ast.parse(path.read_text())):
@@ -91,7 +99,7 @@ def test_only_the_reading_imports_the_language_tools():
     assert not found
 
 
-def test_no_module_outside_the_reading_stems_or_detects_language_itself():
+def test_no_module_outside_the_word_tools_stems_or_detects_language_itself():
     found = []
     for path in _modules():
         tree = ast.parse(path.read_text())
@@ -103,9 +111,9 @@ def test_no_module_outside_the_reading_stems_or_detects_language_itself():
     assert not found
 
 
-def test_no_module_outside_the_reading_lists_stop_words():
+def test_no_module_outside_the_word_tools_and_the_reading_lists_stop_words():
     found = []
-    for path in _modules():
+    for path in _modules(READING):
         for node in ast.parse(path.read_text()).body:
             targets = node.targets if isinstance(node, ast.Assign) else []
             for target in targets:
@@ -185,7 +193,7 @@ def test_no_run_of_an_evaluation_question_stands_in_the_product():
     runs = _evaluation_runs()
     found = [
         f"{path.relative_to(REPO)}: {run}"
-        for path in _modules() + list(READING.rglob("*.py"))
+        for path in _modules() + list(TEXT.rglob("*.py"))
         for run in fitted_runs(path.read_text(), runs)
     ]
     assert not found
@@ -200,7 +208,7 @@ def test_no_commit_id_or_date_of_an_evaluation_question_stands_in_the_product():
     ]
     shas, dates = figures("\n".join(questions))
     found = []
-    for path in _modules() + list(READING.rglob("*.py")):
+    for path in _modules() + list(TEXT.rglob("*.py")):
         own_shas, own_dates = figures(path.read_text())
         found += [f"{path.relative_to(REPO)}: {sha}" for sha in sorted(own_shas & shas)]
         found += [
@@ -214,62 +222,29 @@ def test_no_commit_id_or_date_of_an_evaluation_question_stands_in_the_product():
 CORPUS = REPO.parent / "shared" / "corpus"
 # Words of the grammar of asking that a question may use and no document does: month names
 # (dates: knowledge.question.refs), a person asked by name ("как зовут"), the GOST document
-# types' colloquial names (matching.ABBREVIATIONS). Each is a class with a source, not a
-# question's word.
-GRAMMAR_LEMMAS = {"звать", *ABBREVIATIONS}
-
-
-def _corpus_forms() -> set[str]:
-    """Every word form of the demo corpus's text documents (Markdown, text, CSV) and of its
-    DOCX paragraphs and tables, casefolded."""
-    from docx import Document
-
-    forms: set[str] = set()
-    for path in CORPUS.rglob("*"):
-        if path.suffix in (".md", ".txt", ".csv"):
-            text = path.read_text(encoding="utf-8", errors="ignore")
-        elif path.suffix == ".docx":
-            document = Document(str(path))
-            cells = [c.text for t in document.tables for row in t.rows for c in row.cells]
-            text = "\n".join([*(p.text for p in document.paragraphs), *cells])
-        else:
-            continue
-        forms.update(normal(w) for w in WORD.findall(text))
-    return forms
-
-
-def _lexeme(word: str) -> set[str]:
-    """Every form of the word's most likely lexeme (pymorphy3), casefolded, ё as е."""
-    from knowledge.question.nlp import tools
-
-    parses = tools().analyzer.parse(word)
-    if not parses:
-        return {word}
-    return {normal(form.word) for form in parses[0].lexeme} | {word}
+# types' colloquial names (matching.ABBREVIATIONS), the ordinals of the version grammar
+# (version_words.ORDINALS: "восьмая версия"). Each is a class with a source, not a question's
+# word.
+GRAMMAR_LEMMAS = {"звать", *ABBREVIATIONS, *ORDINALS}
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is not beside the checkout")
 @pytest.mark.skipif(not EVAL.is_dir(), reason="../shared/eval is not beside the checkout")
 def test_no_word_of_an_evaluation_question_that_no_document_uses_stands_in_the_product():
     """A Russian word of four letters or more that an evaluation question uses and no document
-    of the corpus does, in any of its forms, came from the question: none stands in the
-    product's code, comments or regular expressions (the grammar's classes aside)."""
-    from knowledge.question.refs import month_number
-
+    of the corpus does, in any of its forms (``phrases.unheld``), came from the question: none
+    stands in the product's code, comments or regular expressions (the grammar's classes
+    aside)."""
     kb = [q["question"] for n in ("kb_dev_ru", "kb_dev2_ru") for q in _lines(n, "questions.jsonl")]
     kb += [case["description"] for case in _lines("scenarios_ru", "cases.jsonl")]
-    forms = _corpus_forms()
     asked = {normal(w) for text in kb for w in WORD.findall(text)}
+    russian = [w for w in asked if len(w) >= 4 and re.search("[а-я]", w) and not month_number(w)]
     foreign: set[str] = set()
-    for word in asked:
-        if len(word) < 4 or not re.search("[а-я]", word) or word in forms:
-            continue
-        lexeme = _lexeme(word)
-        if lexeme & forms or lexeme & GRAMMAR_LEMMAS or month_number(word):
-            continue
-        foreign |= lexeme
+    for lexeme in unheld(russian, corpus_forms(CORPUS)).values():
+        if not lexeme & GRAMMAR_LEMMAS:
+            foreign |= lexeme
     found = []
-    for path in _modules() + list(READING.rglob("*.py")):
+    for path in _modules() + list(TEXT.rglob("*.py")):
         source = path.read_text()
         words = {normal(w) for w in WORD.findall(source)}
         for literal in _string_literals(source):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from knowledge.question import read
-from knowledge.question.language import detect, search_config
 from knowledge.question.mentions import find_refs
-from knowledge.question.words import is_stop
+from knowledge.text.language import detect, search_config
+from knowledge.text.words import is_stop
 
 
 @pytest.mark.parametrize(

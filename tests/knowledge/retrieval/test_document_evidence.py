@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.hybrid import SearchOptions, search
 from knowledge.retrieval.weights import Fusion, Hits
 from tests.knowledge.retrieval.conftest import add_document, make_source
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from knowledge.models import Chunk, DocumentVersion
-from knowledge.retrieval.expand import ExpandedSection, expand
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.expansion import ExpandedSection, expand
+from knowledge.retrieval.hybrid import SearchOptions, search
 from knowledge.retrieval.types import Candidate
 from tests.knowledge.retrieval.conftest import add_document, make_source
 

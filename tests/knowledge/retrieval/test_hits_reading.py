@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from knowledge.retrieval.hits import describe
-from knowledge.retrieval.search import search
+from knowledge.retrieval.hybrid import search
 from tests.knowledge.retrieval.conftest import add_document, make_source
 
 PAGE = """# Ротация паролей

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from knowledge.models import Chunk
+from knowledge.retrieval.hybrid import SearchOptions, search
 from knowledge.retrieval.labels import label_score
-from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.weights import Fusion, Hits, weights
 from tests.knowledge.retrieval.conftest import add_document, make_source
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.retrieval.search import search
+from knowledge.retrieval.hybrid import search
 from knowledge.retrieval.types import Filters
 from tests.knowledge.retrieval.conftest import add_document, make_source
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.question.named import named_words
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.hybrid import SearchOptions, search
 from knowledge.retrieval.weights import Fusion, Hits, weights
+from knowledge.text.named import named_words
 from tests.knowledge.retrieval.conftest import add_document, make_source
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from knowledge.retrieval.hybrid import SearchOptions, search
 from knowledge.retrieval.prf import prf_lexemes
-from knowledge.retrieval.search import SearchOptions, search
 from knowledge.retrieval.weights import Fusion, Hits, Prf
 from tests.knowledge.retrieval.conftest import add_document, make_source
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from knowledge.models import Chunk
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.hybrid import SearchOptions, search
 from knowledge.retrieval.weights import Hits
 
 ALL = SearchOptions(hits=Hits(k=20, per_document=50, cascade=False), min_score=-1.0)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from knowledge.models import Chunk
-from knowledge.retrieval.search import search
+from knowledge.retrieval.hybrid import search
 from knowledge.retrieval.weights import weights
 
 CALIBRATED_MIN_SCORE = 0.19

@@ -15,7 +15,7 @@ import pytest
 
 from knowledge.models import Chunk
 from knowledge.retrieval import rerank
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.hybrid import SearchOptions, search
 from knowledge.retrieval.weights import Hits
 from tests.knowledge.retrieval.conftest import add_document, make_source
 

@@ -6,6 +6,7 @@ from datetime import date
 
 import pytest
 
+from knowledge.question import read
 from knowledge.retrieval.router import read_dates, route
 
 
@@ -23,23 +24,23 @@ from knowledge.retrieval.router import read_dates, route
     ],
 )
 def test_section_references_become_a_section_filter(question, section):
-    routed = route(question)
+    routed = route(read(question))
     assert routed.filters.sections == [section]
     assert section not in routed.text  # the reference itself is not a word to rank by
 
 
 def test_the_words_around_a_section_reference_are_kept_for_ranking():
-    routed = route("Что сказано в разделе 2.1 про отказы?")
+    routed = route(read("Что сказано в разделе 2.1 про отказы?"))
     assert "отказы" in routed.text
     assert "разделе" not in routed.text
 
 
 def test_two_section_references_are_both_kept():
-    assert route("сравни раздел 2.1 и раздел 3.2").filters.sections == ["2.1", "3.2"]
+    assert route(read("сравни раздел 2.1 и раздел 3.2")).filters.sections == ["2.1", "3.2"]
 
 
 def test_a_number_without_a_section_word_is_not_a_section():
-    routed = route("Сколько стоит 2.1 литра молока?")
+    routed = route(read("Сколько стоит 2.1 литра молока?"))
     assert routed.filters.sections == []
     assert routed.filters.is_empty()
 
@@ -55,14 +56,14 @@ def test_a_number_without_a_section_word_is_not_a_section():
     ],
 )
 def test_test_cases_mean_test_case_or_table_chunks(question):
-    assert route(question).filters.block_types == ["test_case", "table"]
+    assert route(read(question)).filters.block_types == ["test_case", "table"]
 
 
 @pytest.mark.parametrize(
     "question", ["Покажи таблицу требований", "таблица совместимости", "tables of results"]
 )
 def test_tables_mean_table_chunks(question):
-    assert route(question).filters.block_types == ["table"]
+    assert route(read(question)).filters.block_types == ["table"]
 
 
 @pytest.mark.parametrize(
@@ -76,40 +77,40 @@ def test_tables_mean_table_chunks(question):
     ],
 )
 def test_a_question_about_the_notion_itself_is_not_a_block_filter(question):
-    routed = route(question)
+    routed = route(read(question))
     assert routed.filters.block_types == []
     assert "test" in routed.text.lower() or "тест" in routed.text.lower()
 
 
 def test_the_block_words_are_not_ranked_once_they_are_a_filter():
-    routed = route("Покажи тест-кейсы по авторизации")
+    routed = route(read("Покажи тест-кейсы по авторизации"))
     assert "тест" not in routed.text.lower()
     assert "авторизации" in routed.text
 
 
 def test_a_question_without_block_words_has_no_block_filter():
-    assert route("Как добавить мероприятие в избранное?").filters.block_types == []
+    assert route(read("Как добавить мероприятие в избранное?")).filters.block_types == []
 
 
 def test_test_cases_of_a_section_set_both_filters():
-    routed = route("тест-кейсы из раздела 6.3")
+    routed = route(read("тест-кейсы из раздела 6.3"))
     assert routed.filters.sections == ["6.3"]
     assert routed.filters.block_types == ["test_case", "table"]
 
 
 def test_source_names_become_a_source_filter_on_word_boundaries():
     names = {"qa wiki": 3, "specs": 5, "hr": 9}
-    routed = route("Что в QA Wiki про регресс?", source_names=names)
+    routed = route(read("Что в QA Wiki про регресс?"), source_names=names)
     assert routed.filters.source_ids == [3]
     # "specs" inside another word does not count; names shorter than 3 letters never do
-    assert route("respecsful hr question", source_names=names).filters.source_ids == []
+    assert route(read("respecsful hr question"), source_names=names).filters.source_ids == []
 
 
 def test_a_version_label_is_read():
-    assert route("Что изменилось в версии 2.3?").version_labels == ["2.3"]
-    assert route("what did version 1.0 say").version_labels == ["1.0"]
-    assert route("чем v3 лучше").version_labels == ["3"]
-    assert route("Как добавить мероприятие?").version_labels == []
+    assert route(read("Что изменилось в версии 2.3?")).version_labels == ["2.3"]
+    assert route(read("what did version 1.0 say")).version_labels == ["1.0"]
+    assert route(read("чем v3 лучше")).version_labels == ["3"]
+    assert route(read("Как добавить мероприятие?")).version_labels == []
 
 
 @pytest.mark.parametrize(
@@ -124,7 +125,7 @@ def test_a_version_label_is_read():
     ],
 )
 def test_version_dates_are_read(question, dates):
-    assert route(question).dates == dates
+    assert route(read(question)).dates == dates
 
 
 def test_a_date_without_year_uses_the_default_year():

@@ -7,7 +7,7 @@ import pytest
 from django.test import override_settings
 
 from knowledge.models import Chunk
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.hybrid import SearchOptions, search
 from knowledge.retrieval.weights import Hits
 from tests.knowledge.retrieval.conftest import add_document, make_source
 

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import Group
 
 from knowledge.models import Chunk, DocumentVersion
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.hybrid import SearchOptions, search
 from knowledge.retrieval.weights import Hits
 from tests.knowledge.retrieval.conftest import add_document, make_source
 

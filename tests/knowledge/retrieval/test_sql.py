@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from knowledge.retrieval import sql as q
 from knowledge.retrieval.fusion import bm25_idf
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.hybrid import SearchOptions, search
 from tests.knowledge.retrieval.conftest import add_document, make_source
 
 

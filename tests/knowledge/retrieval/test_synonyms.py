@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from knowledge.models import Document, Synonym
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.hybrid import SearchOptions, search
 from knowledge.retrieval.weights import Hits, Retrieval
 from knowledge.synonyms import expansions, read_pairs
 from tests.knowledge.retrieval.conftest import add_document, make_source

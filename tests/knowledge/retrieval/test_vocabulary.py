@@ -5,16 +5,16 @@ from __future__ import annotations
 from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.registration import register_file
 from knowledge.models import Source
-from knowledge.question import nlp
 from knowledge.retrieval.vocabulary import chunk_frequencies, common_names
+from knowledge.text import matching
 
 TEXT = "Полная копия базы данных хранится 35 дней; копии журналов хранятся семь дней."
 
 
 def test_every_form_of_a_russian_lemma_and_only_the_word_itself_otherwise():
-    assert {"день", "дня", "дней", "днем"} <= set(nlp.forms("день"))
-    assert nlp.forms("GitHub") == ("github",)
-    assert nlp.forms("дней") == ("дней",)  # not a lemma: the word alone
+    assert {"день", "дня", "дней", "днем"} <= set(matching.forms("день"))
+    assert matching.forms("GitHub") == ("github",)
+    assert matching.forms("дней") == ("дней",)  # not a lemma: the word alone
 
 
 def test_a_lemma_counts_when_a_document_has_only_another_of_its_forms(db):

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 
 from knowledge.models import Chunk
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.hybrid import SearchOptions, search
 from knowledge.retrieval.types import Filters
 from knowledge.retrieval.weights import Hits
 from tests.knowledge.conftest import WIKI

@@ -6,7 +6,9 @@ from datetime import date
 
 import pytest
 
+from knowledge import finder
 from knowledge.models import Document, DocumentVersion, Source, VersionChange
+from knowledge.question import read
 from knowledge.versions import services
 
 from .helpers import HSE, order
@@ -131,7 +133,7 @@ def test_section_changed_in_latest(hse):
 
 def find(question: str, user) -> Document | None:
     """The document a question about versions names, among those ``user`` may read."""
-    return services.find_document(question, Document.objects.visible_to(user))
+    return finder.find_document(read(question).documents, Document.objects.visible_to(user))
 
 
 def test_find_document_by_title_words_and_permissions(hse, bob, eve):
@@ -160,14 +162,14 @@ def test_find_document_reads_names_once_and_again_after_a_change(hse, bob, monke
     from django.utils import timezone
 
     question = "Что изменилось в программе и методике испытаний между версиями от 4 и 14 мая 2019?"
-    services._candidates.clear()
-    read: list[list[int]] = []
-    real = services._openings
-    monkeypatch.setattr(services, "_openings", lambda ids: read.append(list(ids)) or real(ids))
+    finder._candidates.clear()
+    opened: list[list[int]] = []
+    real = finder._openings
+    monkeypatch.setattr(finder, "_openings", lambda ids: opened.append(list(ids)) or real(ids))
     assert find(question, bob).pk == hse.pmi_id
-    assert len(read[0]) >= 2  # every document's opening, the first time
+    assert len(opened[0]) >= 2  # every document's opening, the first time
     assert find("Что нового в ПМИ?", bob).pk == hse.pmi_id
-    assert read[1] == []  # the second question reads no opening
+    assert opened[1] == []  # the second question reads no opening
     # A renamed document is found by its new name at once.
     Document.objects.filter(pk=hse.tz_id).update(title="Регламент обмена расписаниями")
     assert find("Что нового в регламенте обмена расписаниями?", bob).pk == (hse.tz_id)
@@ -175,4 +177,4 @@ def test_find_document_reads_names_once_and_again_after_a_change(hse, bob, monke
     pmi = Document.objects.get(pk=hse.pmi_id)
     DocumentVersion.objects.filter(pk=pmi.current_version_id).update(ready_at=timezone.now())
     find(question, bob)
-    assert pmi.current_version_id in read[-1]
+    assert pmi.current_version_id in opened[-1]

@@ -8,7 +8,7 @@
 - placeholders the guard put in place of personal data (``[phone]``).
 
 Pure text rules; the named entities (persons, organisations, places) come from the NER model
-(``knowledge.question.nlp``).
+(``knowledge.text.nlp``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,13 @@
 
 - **Lemmas, for meaning** (``lemmas``): every word's pymorphy3 normal form and the word as
   written, casefolded. What the answer check, a passage's units, the quotes and the cited row
-  of a checklist compare the question's terms (``Question.terms``) with. A known gap: the
+  of a checklist compare the question's terms (``Question.terms``) with; one word's lemma alone
+  (``lemma``) where a text's words are compared with another's (a named thing in the evidence,
+  a title's words, a question's words grouped by topic, a change's terms).
+- **Forms, for looking a lemma up in texts** (``forms``): every word form of a Russian lemma's
+  lexeme, what the knowledge base's vocabulary looks a word up by (``knowledge.retrieval.
+  vocabulary``: a text-search stemmer makes different stems of some forms) and what says that
+  no document holds a word. A known gap: the
   question's words are lemmatised with the part of speech its parse gives them, a text's
   without one, so a form the two read differently is missed ("снимками" -> "снимка" in a
   question, "снимки" -> "снимок" in a text); matching every normal form of a text's words was
@@ -26,8 +32,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from knowledge.question import nlp
-from knowledge.question.nlp import lemma
+from knowledge.text import nlp
 
 WORD = re.compile(r"[^\W\d_][\w-]*", re.UNICODE)  # a word for meaning: letters, then - or \w
 NAME_WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)  # a word of a name: letters, or digits
@@ -57,7 +62,19 @@ STOP_STEMS = {
 def lemmas(words: list[str]) -> frozenset[str]:
     """The words' lemmas and the words as written, casefolded: what a question's terms are
     looked for in (see the module docstring)."""
-    return frozenset({lemma(w) for w in words} | {w.casefold() for w in words})
+    return frozenset({nlp.lemma(w) for w in words} | {w.casefold() for w in words})
+
+
+def lemma(word: str) -> str:
+    """One word's lemma for meaning: pymorphy3's most likely normal form, lower-cased; a word
+    in Latin letters as written (see the module docstring)."""
+    return nlp.lemma(word)
+
+
+def forms(lemma: str) -> tuple[str, ...]:
+    """Every word form of a Russian lemma, lower-cased, ё as е; the word alone when it is not
+    a Russian lemma (see the module docstring)."""
+    return nlp.forms(lemma)
 
 
 def normal_forms(word: str) -> frozenset[str]:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from knowledge.identifiers import lexical_text
 from knowledge.ingest.pipeline import ingest_version
 from knowledge.ingest.registration import register_file
 from knowledge.models import Chunk, Document, Source
-from knowledge.retrieval.search import SearchOptions, search
+from knowledge.retrieval.hybrid import SearchOptions, search
+from knowledge.text.identifiers import lexical_text
 
 
 def test_dotted_names_and_type_parameters_are_followed_by_their_parts():

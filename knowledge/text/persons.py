@@ -1,7 +1,7 @@
 """Persons named in an English text: a first name the gender-guesser dictionary knows (about
 40,000 given names of many countries, shipped in the package) followed by a capitalised
 surname: "John Smith", "Maria Garcia". A first name alone is left alone ("Max", "Grace" may
-be the names of tools). Russian texts have natasha's NER (``knowledge.question.nlp``)."""
+be the names of tools). Russian texts have natasha's NER (``knowledge.text.nlp``)."""
 
 from __future__ import annotations
 

@@ -26,7 +26,6 @@ from knowledge.embedding import (
 from knowledge.models import Chunk, Source
 from knowledge.querysets import sees_everything
 from knowledge.question import Question, read
-from knowledge.question.words import LIST_WORDS, is_stop
 from knowledge.retrieval import fusion
 from knowledge.retrieval import sql as q
 from knowledge.retrieval.ranking import Probe, rank_candidates
@@ -36,6 +35,7 @@ from knowledge.retrieval.types import Candidate, Filters, Place, SearchOptions, 
 from knowledge.retrieval.versions import resolve_document_filter, resolve_version_filter
 from knowledge.retrieval.weights import Hits, Weights, weights
 from knowledge.synonyms import expansions
+from knowledge.text.words import LIST_WORDS, is_stop
 
 __all__ = ["SearchOptions", "search"]
 
@@ -60,12 +60,12 @@ def search(
     sources = _sources(visible)
     if reading is None or reading.text != query.strip():
         reading = read(query)
-    routed = _route(query, reading, sources, options)
+    routed = _route(reading, sources, options)
     text = routed.text if routed else query
     merged = (filters or Filters()).merged(routed.filters if routed else Filters())
     if routed:
         merged = resolve_version_filter(routed, merged, visible)
-        merged, named = resolve_document_filter(query, merged, visible)
+        merged, named = resolve_document_filter(reading.documents, merged, visible)
         if named and options.min_score is None:
             # The question names the document ("по ТЗ"): its best passages are the evidence,
             # whatever their score; the answer's check says whether they hold what is asked.
@@ -175,12 +175,12 @@ def _meaning_vector(
 
 
 def _route(
-    query: str, reading: Question, sources: list[tuple[int, str, int]], options: SearchOptions
+    reading: Question, sources: list[tuple[int, str, int]], options: SearchOptions
 ) -> Routed | None:
     """Filters read from the question (None: the search does not route)."""
     if not options.route:
         return None
-    return route(query, source_names={name.lower(): pk for pk, name, _ in sources}, reading=reading)
+    return route(reading, source_names={name.lower(): pk for pk, name, _ in sources})
 
 
 def _finalize(ranked: list[Candidate]) -> list[Candidate]:

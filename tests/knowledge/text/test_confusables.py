@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.confusables import fold_word, letter_view, look_alike
+from knowledge.text.confusables import fold_word, letter_view, look_alike
 
 
 @pytest.mark.parametrize(

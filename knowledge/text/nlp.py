@@ -52,7 +52,7 @@ class Tools:
 
     def __init__(self) -> None:
         # The reading's heavy backend: natasha's models and pymorphy3's dictionary, loaded once,
-        # on the first question read, not by every process that imports the reading.
+        # on the first question read, not by every process that imports the word tools.
         import pymorphy3
         from natasha import (
             NewsEmbedding,

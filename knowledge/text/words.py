@@ -210,7 +210,7 @@ FUNCTION_WORDS_EN = frozenset(
 )
 # Words that name the documents and their parts: asking "what does the wiki/the ТЗ say"
 # says which text to look in, not what the question is about. The GOST 19/34 document types
-# are the abbreviations of knowledge.question.matching.
+# are the abbreviations of knowledge.text.matching.
 DOCUMENT_WORDS = frozenset(
     {"документ", "документация", "вики", "wiki", "страница", "раздел", "подраздел", "пункт",
      "глава", "статья", "текст", "источник", "материал", "document", "documentation", "page",
