@@ -57,7 +57,7 @@ class Unit:
 
     def lemmas(self) -> frozenset[str]:
         """The unit's lemmas and words as written, casefolded (``matching.lemmas``)."""
-        return _lemmas(self.text)
+        return matching.text_lemmas(_LINK.sub(" ", self.text))
 
     @property
     def embed_text(self) -> str:
@@ -91,11 +91,6 @@ _KEPT = 4096
 @lru_cache(maxsize=_KEPT)
 def _words(text: str) -> tuple[str, ...]:
     return tuple(matching.WORD.findall(_LINK.sub(" ", text)))
-
-
-@lru_cache(maxsize=_KEPT)
-def _lemmas(text: str) -> frozenset[str]:
-    return matching.lemmas(list(_words(text)))
 
 
 def units(text: str) -> list[Unit]:

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from chat.answer import wording
-from knowledge.question import Question
+from knowledge.question import Question, read
 from knowledge.question.values import checkable, holds_value
 from knowledge.retrieval import meaning_score
 from knowledge.tables import markdown_cells
@@ -260,7 +260,7 @@ def extractive_answer(
         # The first thing read: the sentence or row holding the asked fact (with the sentences
         # it leans on: "… такой прогон …"), with its link.
         opening = [*_leaned_on(lead, {s.unit.order: s for s in scored[lead.passage]}), lead]
-        parts.append(_lead_block([s.unit for s in opening], shown[lead.passage].number))
+        parts.append(_lead_block([s.unit for s in opening], shown[lead.passage]))
     for i in order:
         passage = shown[i]
         holds_lead = lead is not None and lead.passage == i
@@ -273,22 +273,30 @@ def extractive_answer(
             if not chosen:
                 continue
         quote = _render(chosen, heading=_last(passage.heading)) or passage.text[:300]
-        section = section_within(passage.title, passage.heading)
-        where = f"**{passage.title}** — {section}" if section else f"**{passage.title}**"
-        parts.append(f"{where} [{passage.number}]\n\n{quote}")
+        parts.append(f"{_where(passage)}\n\n{quote}")
     return "\n\n".join(parts)
 
 
-def _lead_block(found: list[Unit], number: int) -> str:
+def _where(passage: Passage) -> str:
+    """A quote's label: the document, the section within it and the citation."""
+    section = section_within(passage.title, passage.heading)
+    where = f"**{passage.title}** — {section}" if section else f"**{passage.title}**"
+    return f"{where} [{passage.number}]"
+
+
+def _lead_block(found: list[Unit], passage: Passage) -> str:
     """The answer's opening, with its citation: sentences (under their sub-heading, if any) as
-    one quoted line; a table row under its header row."""
+    one quoted line; a table row under its source's label, its caption and its header row (a
+    row alone does not say which table, sheet or class it belongs to)."""
     last = found[-1]
     if last.table:
         head = [h for h in last.head if h.strip()]
-        return "\n".join([*head, last.row]) + f"\n\n[{number}]"
+        table = "\n".join([*head, last.row])
+        caption = f"{last.caption}\n" if last.caption else ""
+        return f"{_where(passage)}\n\n{caption}{table}"
     text = " ".join(" ".join(u.text.split()) for u in found)
     text = f"**{last.heading}:** {text}" if last.heading else text
-    return f"> {text} [{number}]"
+    return f"> {text} [{passage.number}]"
 
 
 def _passages(scored: list[list[Scored]], lead: Scored | None) -> list[int]:
