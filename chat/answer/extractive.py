@@ -286,14 +286,15 @@ def _where(passage: Passage) -> str:
 
 def _lead_block(found: list[Unit], passage: Passage) -> str:
     """The answer's opening, with its citation: sentences (under their sub-heading, if any) as
-    one quoted line; a table row under its source's label, its caption and its header row (a
-    row alone does not say which table, sheet or class it belongs to)."""
+    one quoted line; a table row under its table's caption and header row, its source's label
+    and link right after it (a row alone does not say whose table, sheet or class it is; the
+    label after the row keeps the fact in the answer's first lines)."""
     last = found[-1]
     if last.table:
         head = [h for h in last.head if h.strip()]
         table = "\n".join([*head, last.row])
         caption = f"{last.caption}\n" if last.caption else ""
-        return f"{_where(passage)}\n\n{caption}{table}"
+        return f"{caption}{table}\n\n{_where(passage)}"
     text = " ".join(" ".join(u.text.split()) for u in found)
     text = f"**{last.heading}:** {text}" if last.heading else text
     return f"> {text} [{passage.number}]"
@@ -508,8 +509,12 @@ def _render(chosen: list[Scored], *, heading: str, quote: bool = True) -> str:
     table: list[str] = []
     head: list[str] | None = None  # the header rows of the table being written
     said = {heading.casefold()} if heading else set()
+    # A caption quoted as a sentence and again above its rows would be said twice.
+    captions = {s.unit.caption.strip().casefold() for s in chosen if s.unit.table}
     for item in chosen:
         unit = item.unit
+        if not unit.table and unit.text.strip().casefold() in captions:
+            continue
         if unit.table:
             if prose:
                 blocks.append("\n".join(mark + p for p in " ".join(prose).splitlines()))

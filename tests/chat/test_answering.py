@@ -56,10 +56,11 @@ def test_a_field_of_a_class_is_answered_with_its_row_under_the_column_names(demo
     # only the row naming the field, under the table's column names (its first row is a title).
     result = ask_json("Какой тип у поля Link класса Item?")
     assert result["clarification"] is None and result["outcome"] == "answer", result["answer"]
-    first_quote = result["answer"].split("[1]", 1)[1].split("[2]", 1)[0]
-    assert "| Link |" in first_quote and "Ссылка на мероприятие" in first_quote
-    assert "| Имя |" in first_quote  # the column names
-    assert "| Day |" not in first_quote and "| Header |" not in first_quote
+    # The answer opens with that row (under its table's caption and column names), then its link.
+    opening = result["answer"].split("\n\n", 1)[1].split("[1]", 1)[0]
+    assert "| Link |" in opening and "Ссылка на мероприятие" in opening
+    assert "класса Item.cs" in opening and "| Имя |" in opening  # the caption, the column names
+    assert "| Day |" not in opening and "| Header |" not in opening
 
 
 def test_answer_from_the_llm_cites_sources_fenced_as_data_after_the_system_rules(

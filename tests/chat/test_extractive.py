@@ -3,8 +3,16 @@ from whichever passage holds it, quoted first with its own link."""
 
 from __future__ import annotations
 
-from chat.answer.extractive import LENGTH, Passage, best_quote, extractive_answer
+from chat.answer.extractive import (
+    LENGTH,
+    Passage,
+    Scored,
+    _render,
+    best_quote,
+    extractive_answer,
+)
 from knowledge.question import read
+from knowledge.units import units
 
 OPENING = (
     "Тестирование выносливости проверяет, как система ведёт себя под постоянной нагрузкой. "
@@ -179,9 +187,22 @@ def test_a_table_row_opens_the_answer_under_its_header_row():
         "| Регресс | 2 часа | общий |"
     )
     text = answer("Сколько длится прогон выносливости?", Passage(3, "Прогоны", "Расписание", table))
-    # Its source's label and link first: a row alone does not say whose table it is.
-    assert text.split("\n\n")[1] == "**Прогоны** — Расписание [3]"
-    opening = text.split("\n\n")[2].splitlines()
+    opening = text.split("\n\n")[1].splitlines()
     assert opening[0] == "| Прогон | Длительность | Стенд |"
     assert opening[-1] == "| Выносливость | 6–8 часов | отдельный |"
+    # Its source's label and link right after it: a row alone does not say whose table it is.
+    assert text.split("\n\n")[2] == "**Прогоны** — Расписание [3]"
     assert "| Регресс |" not in text  # the other rows are not the asked one
+
+
+def test_a_caption_quoted_as_a_sentence_is_not_said_again_above_its_rows():
+    # A passage's quote may hold its table's caption as a sentence and one of its rows, which
+    # brings the caption along: the caption is said once.
+    text = "Поля класса Заказ\n\n| Имя | Тип |\n| --- | --- |\n| Номер | int |\n| Сумма | decimal |"
+    found = units(text)
+    caption = next(u for u in found if not u.table)
+    row = next(u for u in found if u.table and "Номер" in u.row)
+    assert row.caption == caption.text.strip()
+    chosen = [Scored(0, u, 1.0, 1.0, False) for u in (caption, row)]
+    quote = _render(chosen, heading="")
+    assert quote.count("Поля класса Заказ") == 1 and "| Номер | int |" in quote, quote
