@@ -265,6 +265,8 @@ def extractive_answer(
         # it leans on: "… такой прогон …"), with its link.
         opening = [*_leaned_on(lead, {s.unit.order: s for s in scored[lead.passage]}), lead]
         parts.append(_lead_block([s.unit for s in opening], shown[lead.passage]))
+    # A table row's opening is followed by its passage's label, then the rest of its quote.
+    lead_row = opening[-1].unit if opening and opening[-1].unit.table else None
     for i in order:
         passage = shown[i]
         holds_lead = lead is not None and lead.passage == i
@@ -272,11 +274,16 @@ def extractive_answer(
         if len(order) == 1:
             share = 1.0
         chosen = _choose(scored[i], int(LENGTH * share), lead=lead if holds_lead else None)
+        said: tuple[str, ...] = ()
         if holds_lead:
             chosen = [s for s in chosen if s not in opening]  # said in the first line
+            if lead_row is not None:
+                said = (lead_row.caption,)
+                if not chosen:
+                    parts.append(_where(passage))
             if not chosen:
                 continue
-        quote = _render(chosen, heading=_last(passage.heading)) or passage.text[:300]
+        quote = _render(chosen, heading=_last(passage.heading), said=said) or passage.text[:300]
         parts.append(f"{_where(passage)}\n\n{quote}")
     return "\n\n".join(parts)
 
@@ -290,15 +297,15 @@ def _where(passage: Passage) -> str:
 
 def _lead_block(found: list[Unit], passage: Passage) -> str:
     """The answer's opening, with its citation: sentences (under their sub-heading, if any) as
-    one quoted line; a table row under its table's caption and header row, its source's label
-    and link right after it (a row alone does not say whose table, sheet or class it is; the
-    label after the row keeps the fact in the answer's first lines)."""
+    one quoted line; a table row under its table's caption and header row (its source's label
+    and link follow it, with the rest of its passage's quote: a row alone does not say whose
+    table, sheet or class it is, and the label after the row keeps the fact in the first lines)."""
     last = found[-1]
     if last.table:
         head = [h for h in last.head if h.strip()]
         table = "\n".join([*head, last.row])
         caption = f"{last.caption}\n" if last.caption else ""
-        return f"{caption}{table}\n\n{_where(passage)}"
+        return f"{caption}{table}"
     text = " ".join(" ".join(u.text.split()) for u in found)
     text = f"**{last.heading}:** {text}" if last.heading else text
     return f"> {text} [{passage.number}]"
@@ -503,16 +510,19 @@ def _length(unit: Unit, heads: set[str]) -> int:
     return len(unit.row) + sum(len(h) for h in unit.head if h not in heads)
 
 
-def _render(chosen: list[Scored], *, heading: str, quote: bool = True) -> str:
+def _render(
+    chosen: list[Scored], *, heading: str, quote: bool = True, said: tuple[str, ...] = ()
+) -> str:
     """Prose units as one quotation (a unit under a sub-heading of its own says it), table
     rows as a table under their header row (and the table's caption); ``quote=False``: the
-    prose as plain lines (what an LLM reads)."""
+    prose as plain lines (what an LLM reads). ``said``: captions the reader has just read."""
     mark = "> " if quote else ""
     blocks: list[str] = []
     prose: list[str] = []
     table: list[str] = []
     head: list[str] | None = None  # the header rows of the table being written
-    said = {heading.casefold()} if heading else set()
+    said = {x.casefold() for x in said if x}
+    said |= {heading.casefold()} if heading else set()
     # A caption quoted as a sentence and again above its rows would be said twice.
     captions = {s.unit.caption.strip().casefold() for s in chosen if s.unit.table}
     for item in chosen:

@@ -206,3 +206,18 @@ def test_a_caption_quoted_as_a_sentence_is_not_said_again_above_its_rows():
     chosen = [Scored(0, u, 1.0, 1.0, False) for u in (caption, row)]
     quote = _render(chosen, heading="")
     assert quote.count("Поля класса Заказ") == 1 and "| Номер | int |" in quote, quote
+
+
+def test_a_table_rows_passage_is_labelled_once_and_its_caption_said_once():
+    page = (
+        "Длительность прогонов на стенде\n\n"
+        "| Прогон | Длительность |\n| --- | --- |\n"
+        "| Выносливость | 6–8 часов |\n| Регресс | 2 часа |\n\n"
+        "Прогон выносливости на стенде длится дольше других прогонов."
+    )
+    text = answer(
+        "Сколько длится прогон выносливости на стенде?", Passage(2, "Стенд", "Прогоны", page)
+    )
+    assert text.split("\n\n")[1].splitlines()[-1] == "| Выносливость | 6–8 часов |", text
+    assert text.count("**Стенд**") == 1, text
+    assert text.count("Длительность прогонов на стенде") <= 1, text
