@@ -201,7 +201,7 @@ def failed(attempt: Attempt, request=None, *, what: str = "") -> None:
             address=attempt.address,
         )
     window = settings.LOGIN_ALERT_MINUTES * 60
-    key = f"kb:signin:account:{_digest(attempt.account)}:{int(time.time() // window)}"
+    key = f"kb:signin:account:{_digest(attempt.account)}:{_period()[0]}"
     try:
         pipe = _redis().pipeline()
         pipe.incr(key)
