@@ -47,8 +47,10 @@ def test_a_class_named_without_its_file_extension_is_answered_with_its_table(dem
     # indexed with their parts (knowledge.text.identifiers).
     result = ask_json("Какие поля есть у класса Item в приложении?")
     assert result["mode"] == "extractive" and result["sources"], result
-    first_quote = result["answer"].split("[1]", 1)[1].split("[2]", 1)[0]
-    assert "класса Item.cs" in first_quote, result["answer"][:600]
+    # The opening line (a row under its table's caption) and the first quote come before [2].
+    opening_and_first_quote = result["answer"].split("\n\n", 1)[1].split("[2]", 1)[0]
+    assert "класса Item.cs" in opening_and_first_quote, result["answer"][:600]
+    assert result["sources"][0]["document"] == "Пояснительная записка", result["sources"][0]
 
 
 def test_a_field_of_a_class_is_answered_with_its_row_under_the_column_names(demo_kb):
