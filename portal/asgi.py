@@ -33,3 +33,10 @@ application = RequestSizeLimitASGIMiddleware(django_application)
 for wrapper in settings.ASGI_ENDPOINTS:
     application = import_string(wrapper)(application)
 application = CapacityLimit(application)
+
+import threading  # noqa: E402
+
+# Load the models on a thread, the server already accepting requests (a question meanwhile waits
+# for them as it would have, the health check does not).
+for warm_up in settings.WARM_UP:
+    threading.Thread(target=import_string(warm_up), name="warm-up", daemon=True).start()

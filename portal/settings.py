@@ -122,6 +122,9 @@ ROOT_URLCONF = "portal.urls"
 # ASGI endpoints served beside Django, each a function that wraps the application (portal.asgi).
 ASGI_ENDPOINTS = ["chat.mcp.http.with_mcp"]
 ASGI_APPLICATION = "portal.asgi.application"
+# What a web process loads on a thread at its start so that its first questions do not wait for
+# the models (knowledge.warm); named here as ASGI_ENDPOINTS are. KB_WARM_UP=0: on first use.
+WARM_UP = ["knowledge.warm.warm_up"] if env_bool("KB_WARM_UP", True) else []
 WSGI_APPLICATION = "portal.wsgi.application"
 
 TEMPLATES = [

@@ -108,6 +108,9 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     """Environment for a child process that must see the test database, not the dev one."""
     env = dict(os.environ)
     env["KB_DB_NAME"] = connection.settings_dict["NAME"]
+    # The suite's servers answer a few questions each: loading the models at every start would
+    # cost each about 3 s of CPU (tests/portal/test_warm_up.py starts one that does).
+    env.setdefault("KB_WARM_UP", "0")
     env.update(extra)
     return env
 

@@ -17,9 +17,9 @@ import httpx2
 import pytest
 from django.test import override_settings
 
+from portal import signin
 from portal.api_auth import create_token
 from portal.models import AuditEvent
-from portal import signin
 from portal.throttle import _redis
 from tests.conftest import PASSWORD, PortalServer
 
