@@ -36,6 +36,8 @@ from pathlib import Path
 import psutil
 import psycopg
 
+from portal.processes import started
+
 logger = logging.getLogger(__name__)
 
 PG_SUPERUSER = "postgres"
@@ -104,14 +106,16 @@ def _locked(layout: EmbeddedLayout) -> Iterator[None]:
 
 
 def _process_key(pid: int) -> list[float]:
-    return [pid, psutil.Process(pid).create_time()]
+    # The start since boot, not psutil's create_time(): a clock correction moves that, and the
+    # last process to release would then see every other lease dead and stop the servers under
+    # them (portal.processes.started).
+    return [pid, started(pid)]
 
 
 def _alive(entry: list[float]) -> bool:
-    pid, started = int(entry[0]), float(entry[1])
+    pid, start = int(entry[0]), float(entry[1])
     try:
-        process = psutil.Process(pid)
-        return abs(process.create_time() - started) < 0.01 and process.status() != "zombie"
+        return abs(started(pid) - start) < 0.01 and psutil.Process(pid).status() != "zombie"
     except psutil.Error:
         return False
 

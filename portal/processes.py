@@ -24,14 +24,34 @@ def _host() -> str:
     return socket.gethostname()
 
 
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def started(pid: int) -> float:
+    """When process ``pid`` started, in seconds since the machine booted: the kernel's start
+    ticks (``/proc/<pid>/stat``'s 22nd field). psutil's ``create_time()`` adds to them the boot
+    time read off the wall clock, so a clock correction (NTP stepping it, a virtual machine
+    resumed from a snapshot) moves it and a live process looks like another one (psutil issue
+    2526): its claims taken over, the embedded servers stopped under it. Where there is no
+    ``/proc``, ``create_time()``. Raises ``psutil.NoSuchProcess`` when there is no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        return int(fields[19]) / _TICKS
+    except FileNotFoundError:
+        raise psutil.NoSuchProcess(pid) from None
+    except (OSError, IndexError, ValueError):
+        return psutil.Process(pid).create_time()
+
+
 @cache
 def _started(pid: int) -> str:
-    return f"{psutil.Process(pid).create_time():.3f}"
+    return f"{started(pid):.3f}"
 
 
 def this_process() -> str:
-    """The calling thread as a claim records it: ``host:pid:start time:thread`` (the start time
-    tells a reused pid from the process that had it)."""
+    """The calling thread as a claim records it: ``host:pid:start time:thread`` (the start time,
+    ``started()``, tells a reused pid from the process that had it)."""
     pid = os.getpid()
     return f"{_host()}:{pid}:{_started(pid)}:{threading.get_ident()}"
 
@@ -42,13 +62,12 @@ def process_gone(owner: str) -> bool:
     parts = owner.split(":")
     if len(parts) < 3 or parts[0] != _host() or not parts[1].isdigit():
         return False
-    pid, started = int(parts[1]), parts[2]
-    if pid == os.getpid() and started == _started(pid):
+    pid, recorded = int(parts[1]), parts[2]
+    if pid == os.getpid() and recorded == _started(pid):
         return _thread_gone(parts[3] if len(parts) > 3 else "")
     try:
-        process = psutil.Process(pid)
-        same = abs(process.create_time() - float(started)) < 0.01
-        return not same or process.status() == psutil.STATUS_ZOMBIE
+        same = abs(started(pid) - float(recorded)) < 0.01
+        return not same or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return True
     except (psutil.Error, ValueError):

@@ -20,7 +20,7 @@ from django.utils import timezone
 from chat.models import Message
 from chat.pipeline import start_message
 from chat.pipeline.lease import finish_interrupted
-from portal.processes import this_process
+from portal.processes import started, this_process
 
 
 def dead_owner() -> str:
@@ -94,7 +94,7 @@ def test_the_sweep_closes_answers_nobody_came_back_for_with_a_notice(conversatio
     parent = psutil.Process(os.getppid())  # a live process of this machine
     host = this_process().split(":")[0]
     live = running(
-        conversation, "Что такое баг?", f"{host}:{parent.pid}:{parent.create_time():.3f}:1"
+        conversation, "Что такое баг?", f"{host}:{parent.pid}:{started(parent.pid):.3f}:1"
     )
     fresh_elsewhere = running(conversation, "What is a bug?", "other-host:1:1.0:1", beat_ago=10)
 

@@ -21,7 +21,7 @@ from django.utils import timezone
 from knowledge.ingest.pipeline import claim_version
 from knowledge.ingest.registration import register_file
 from knowledge.models import DocumentVersion, Source
-from portal.processes import this_process
+from portal.processes import started, this_process
 from tests.conftest import WorkerProcess
 from tests.knowledge.conftest import wait_for
 from tests.knowledge.test_ingest import chunk_rows, expected_chunks
@@ -90,13 +90,13 @@ def test_a_fresh_claim_of_a_process_gone_from_this_machine_is_taken_over_at_once
 
 def test_a_fresh_claim_of_a_live_process_is_left_alone(claimed):
     parent = psutil.Process(os.getppid())
-    claimed_by(claimed, f"{socket.gethostname()}:{parent.pid}:{parent.create_time():.3f}")
+    claimed_by(claimed, f"{socket.gethostname()}:{parent.pid}:{started(parent.pid):.3f}")
     assert claim_version(claimed.pk) is None
 
 
 def test_a_pid_reused_by_another_process_does_not_keep_a_dead_claim(claimed):
     parent = psutil.Process(os.getppid())  # alive, but started at another time than the owner
-    claimed_by(claimed, f"{socket.gethostname()}:{parent.pid}:{parent.create_time() - 3600:.3f}")
+    claimed_by(claimed, f"{socket.gethostname()}:{parent.pid}:{started(parent.pid) - 3600:.3f}")
     assert claim_version(claimed.pk)
 
 
