@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, wraps
 from pathlib import Path
 from typing import Protocol
 
@@ -522,7 +522,23 @@ def query_vector(embedder: Embedder, text: str) -> Embeddings:
     return made
 
 
-@cache
+def _built_once(build: Callable[[], Embedder | None]) -> Callable[[], Embedder | None]:
+    """``functools.cache`` whose first call builds once even when threads arrive together (a web
+    process's warm-up thread and its first request, knowledge.warm): a model is not loaded
+    twice. ``cache_clear`` as cache's."""
+    lock = threading.Lock()
+    cached = cache(build)
+
+    @wraps(build)
+    def get():
+        with lock:
+            return cached()
+
+    get.cache_clear = cached.cache_clear
+    return get
+
+
+@_built_once
 def get_embedder() -> Embedder:
     """The configured embedder, loaded once per process."""
     return build_embedder(settings.EMBEDDER, settings.EMBEDDER_PATH, settings.EMBEDDER_ID)
@@ -554,7 +570,7 @@ def build_second_embedder(threads: int | None = None) -> Embedder | None:
     return E5Embedder(threads=threads or settings.SECOND_EMBED_THREADS)
 
 
-@cache
+@_built_once
 def get_second_embedder() -> Embedder | None:
     """The second vectors' embedder, loaded once per process (None: turned off)."""
     return build_second_embedder()

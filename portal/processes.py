@@ -24,7 +24,8 @@ def _host() -> str:
     return socket.gethostname()
 
 
-_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_PROC = os.path.exists("/proc/self/stat")
+_TICKS = os.sysconf("SC_CLK_TCK") if _PROC else 100
 
 
 def started(pid: int) -> float:
@@ -33,15 +34,18 @@ def started(pid: int) -> float:
     time read off the wall clock, so a clock correction (NTP stepping it, a virtual machine
     resumed from a snapshot) moves it and a live process looks like another one (psutil issue
     2526): its claims taken over, the embedded servers stopped under it. Where there is no
-    ``/proc``, ``create_time()``. Raises ``psutil.NoSuchProcess`` when there is no such process."""
+    ``/proc``, ``create_time()``. Raises ``psutil.NoSuchProcess`` when there is no such process,
+    ``psutil.AccessDenied`` when its start cannot be read."""
+    if not _PROC:
+        return psutil.Process(pid).create_time()
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
             fields = stat.read().rsplit(b")", 1)[1].split()
         return int(fields[19]) / _TICKS
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):
         raise psutil.NoSuchProcess(pid) from None
-    except (OSError, IndexError, ValueError):
-        return psutil.Process(pid).create_time()
+    except (OSError, IndexError, ValueError) as error:  # not readable here: never the wall clock's
+        raise psutil.AccessDenied(pid) from error
 
 
 @cache
