@@ -19,7 +19,6 @@ from django.urls import get_resolver
 
 from knowledge.embedding import get_embedder, get_second_embedder
 from knowledge.question import read
-from knowledge.text import nlp
 
 logger = logging.getLogger(__name__)
 
@@ -34,8 +33,7 @@ def warm_up() -> None:
     started = time.perf_counter()
     try:
         get_resolver().url_patterns  # noqa: B018 - imports the views, as a first request would
-        nlp.warm_up()
-        read(SENTENCE)
+        read(SENTENCE)  # the language tools load together, at a reading's first use
         # Not query_vector(): a question's vector is kept per text, this one is nobody's.
         get_embedder().embed_query(SENTENCE)
         second = get_second_embedder()

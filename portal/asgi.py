@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from portal.boot import setup_or_exit
 
 setup_or_exit()
@@ -33,8 +35,6 @@ application = RequestSizeLimitASGIMiddleware(django_application)
 for wrapper in settings.ASGI_ENDPOINTS:
     application = import_string(wrapper)(application)
 application = CapacityLimit(application)
-
-import threading  # noqa: E402
 
 # Load the models on a thread, the server already accepting requests (a question meanwhile waits
 # for them as it would have, the health check does not).
